@@ -1,0 +1,138 @@
+/* normcheck kernel plugin ABI, version 1.
+ *
+ * A kernel under test is a shared library exporting one symbol:
+ *
+ *     const nc_plugin* normcheck_plugin(uint32_t abi_version);
+ *
+ * It returns NULL when it cannot serve that ABI version. Everything the harness
+ * needs goes through the returned function table: the calls, the workspace query,
+ * the memory of the plugin's device and the text of the last error. The harness
+ * never links a kernel, so the shipped kernels, the seeded mutants and a user's own
+ * kernel are all loaded and tested the same way.
+ *
+ * Operands. A 2-D operand (x, y, dy, dx) is an M x N matrix whose element (i, j)
+ * lives at ((T*)data)[offset + i*row_stride + j*col_stride], T being its dtype.
+ * A 1-D operand (gamma, dgamma: N entries; r: M entries) has element k at
+ * ((T*)data)[offset + k*stride]. Offsets and strides count elements, not bytes.
+ * Pointers live in the plugin's memory (device memory for a GPU plugin): allocate
+ * and copy them with the table's memory functions.
+ *
+ * Math (rows are independent, every reduction accumulates in fp32):
+ *     r[i]      = 1 / sqrt(sum_j x[i,j]^2 / N + epsilon)         (fp32)
+ *     y[i,j]    = x[i,j] * r[i] * gamma[j]
+ *     u         = dy[i,j] * gamma[j]
+ *     dx[i,j]   = r[i]*u - x[i,j] * r[i]^3 * (sum_j u*x[i,j]) / N
+ *     dgamma[j] = sum_i dy[i,j] * x[i,j] * r[i]                  (a sum, never a mean)
+ * The backward takes r as the forward wrote it.
+ *
+ * Errors. A call returns NC_OK or a status; on any status other than NC_OK the
+ * plugin's last_error() names the argument, its value and the rule broken. A call
+ * rejected with NC_ERR_INVALID_ARGUMENT has written nothing: outputs and workspace
+ * are bit-identical to what they were.
+ */
+#ifndef NORMCHECK_ABI_H
+#define NORMCHECK_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NORMCHECK_ABI_VERSION 1u
+
+typedef enum nc_dtype { NC_F32 = 0, NC_F16 = 1, NC_BF16 = 2 } nc_dtype;
+
+typedef enum nc_status {
+  NC_OK = 0,
+  NC_ERR_INVALID_ARGUMENT = 1, /* the call breaks the contract; nothing was written */
+  NC_ERR_UNSUPPORTED = 2,      /* a valid call this plugin does not implement */
+  NC_ERR_RUNTIME = 3,          /* the device or the emulator failed (launch, fault, divergence) */
+  NC_ERR_NO_DEVICE = 4         /* the plugin's device is absent */
+} nc_status;
+
+typedef struct nc_matrix {
+  void* data;
+  nc_dtype dtype;
+  int64_t offset;
+  int64_t row_stride;
+  int64_t col_stride;
+} nc_matrix;
+
+typedef struct nc_vector {
+  void* data;
+  nc_dtype dtype;
+  int64_t offset;
+  int64_t stride;
+} nc_vector;
+
+typedef struct nc_forward_args {
+  int64_t m, n;
+  float epsilon;   /* finite, >= 0 */
+  nc_matrix x;     /* input, fp32 | fp16 | bf16 */
+  nc_vector gamma; /* input, x's dtype or fp32 */
+  nc_matrix y;     /* output, x's dtype */
+  nc_vector r;     /* output, fp32, M entries */
+  void* stream;    /* cudaStream_t for a GPU plugin; NULL: the default stream */
+} nc_forward_args;
+
+typedef struct nc_backward_args {
+  int64_t m, n;
+  nc_matrix x;      /* input */
+  nc_vector gamma;  /* input */
+  nc_matrix dy;     /* input, x's dtype */
+  nc_vector r;      /* input, fp32, as the forward wrote it */
+  nc_matrix dx;     /* output, x's dtype */
+  nc_vector dgamma; /* output, gamma's dtype, N entries */
+  void* workspace;  /* at least workspace_size() bytes of plugin memory; may be NULL if that is 0 */
+  size_t workspace_bytes;
+  void* stream;
+} nc_backward_args;
+
+typedef enum nc_copy_kind {
+  NC_HOST_TO_DEVICE = 0,
+  NC_DEVICE_TO_HOST = 1,
+  NC_DEVICE_TO_DEVICE = 2
+} nc_copy_kind;
+
+/* capability bits */
+#define NC_CAP_F16 (1u << 0)
+#define NC_CAP_BF16 (1u << 1)
+#define NC_CAP_GAMMA_F32 (1u << 2)    /* gamma in fp32 with x in fp16/bf16 */
+#define NC_CAP_STRIDED (1u << 3)      /* any strides and offsets */
+#define NC_CAP_DEVICE_MEMORY (1u << 4) /* pointers are not host memory: use copy() */
+
+typedef struct nc_plugin {
+  uint32_t abi_version;  /* NORMCHECK_ABI_VERSION */
+  const char* name;      /* e.g. "normcheck-cuda" */
+  const char* backend;   /* "cuda" | "simt" | anything a user chooses */
+  uint32_t capabilities; /* NC_CAP_* bits */
+
+  nc_status (*forward)(const nc_forward_args* args);
+  nc_status (*backward)(const nc_backward_args* args);
+  /* bytes of workspace backward() needs for these arguments (their m, n, dtypes). */
+  nc_status (*workspace_size)(const nc_backward_args* args, size_t* bytes);
+
+  /* memory of the plugin's device */
+  nc_status (*alloc)(size_t bytes, void** ptr);
+  nc_status (*free)(void* ptr);
+  nc_status (*copy)(void* dst, const void* src, size_t bytes, nc_copy_kind kind);
+  nc_status (*synchronize)(void);
+
+  /* the message of the last failed call on this OS thread ("" if none) */
+  const char* (*last_error)(void);
+
+  /* optional (may be NULL): the name of the code path a call would take, for the
+   * harness's distribution tags; a static string */
+  const char* (*forward_path)(const nc_forward_args* args);
+  const char* (*backward_path)(const nc_backward_args* args);
+} nc_plugin;
+
+typedef const nc_plugin* (*nc_plugin_entry)(uint32_t abi_version);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NORMCHECK_ABI_H */

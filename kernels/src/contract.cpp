@@ -1,0 +1,188 @@
+#include "contract.hpp"
+
+#include <cmath>
+#include <sstream>
+#include <vector>
+
+namespace nc {
+
+std::size_t dtype_size(nc_dtype t) {
+  switch (t) {
+    case NC_F32: return 4;
+    case NC_F16:
+    case NC_BF16: return 2;
+  }
+  return 0;
+}
+
+const char* dtype_name(nc_dtype t) {
+  switch (t) {
+    case NC_F32: return "fp32";
+    case NC_F16: return "fp16";
+    case NC_BF16: return "bf16";
+  }
+  return "unknown";
+}
+
+namespace {
+
+template <class... Parts>
+violation fail(const Parts&... parts) {
+  std::ostringstream out;
+  (out << ... << parts);
+  return {out.str()};
+}
+
+bool valid_dtype(nc_dtype t) { return t == NC_F32 || t == NC_F16 || t == NC_BF16; }
+
+// largest element index an operand reaches, or nullopt if it overflows 64 bits
+std::optional<std::int64_t> last_index(std::int64_t offset, std::int64_t rows, std::int64_t row_stride,
+                                       std::int64_t cols, std::int64_t col_stride) {
+  std::int64_t a = 0, b = 0, sum = 0;
+  if (__builtin_mul_overflow(rows - 1, row_stride, &a)) return std::nullopt;
+  if (__builtin_mul_overflow(cols - 1, col_stride, &b)) return std::nullopt;
+  if (__builtin_add_overflow(a, b, &sum) || __builtin_add_overflow(sum, offset, &sum)) return std::nullopt;
+  std::int64_t bytes = 0;
+  if (__builtin_mul_overflow(sum + 1, std::int64_t{4}, &bytes)) return std::nullopt;
+  return sum;
+}
+
+class checker {
+ public:
+  std::optional<violation> error;
+
+  void dtype_in(const char* name, nc_dtype t) {
+    if (!error && !valid_dtype(t))
+      error = fail("argument '", name, "' has dtype code ", int(t), ": must be fp32, fp16 or bf16");
+  }
+
+  void dtype_is(const char* name, nc_dtype t, nc_dtype want, const char* why) {
+    if (!error && t != want)
+      error = fail("argument '", name, "' has dtype ", dtype_name(t), ": must be ", dtype_name(want), " (",
+                   why, ")");
+  }
+
+  void matrix(const char* name, const nc_matrix& a, std::int64_t m, std::int64_t n, bool output) {
+    if (error) return;
+    if (m == 0) return;  // an empty operand touches nothing; its pointer may be anything
+    if (a.data == nullptr) return void(error = fail("argument '", name, "' is a null pointer: must point to ", m, "x", n, " elements"));
+    if (a.offset < 0) return void(error = fail("argument '", name, ".offset' = ", a.offset, ": must be >= 0"));
+    if (a.col_stride < 1)
+      return void(error = fail("argument '", name, ".col_stride' = ", a.col_stride, ": must be >= 1"));
+    if (m > 1 && a.row_stride < 1)
+      return void(error = fail("argument '", name, ".row_stride' = ", a.row_stride, ": must be >= 1"));
+    // the elements must be distinct: rows side by side, or columns side by side
+    const bool rows_apart = m == 1 || a.row_stride >= (n - 1) * a.col_stride + 1;
+    const bool cols_apart = n == 1 || a.col_stride >= (m - 1) * a.row_stride + 1;
+    if (!rows_apart && !cols_apart)
+      return void(error = fail("argument '", name, "' strides (row ", a.row_stride, ", col ", a.col_stride,
+                               ") for ", m, "x", n, ": row_stride must be >= (n-1)*col_stride+1 = ",
+                               (n - 1) * a.col_stride + 1, " (or col_stride >= (m-1)*row_stride+1)"));
+    const auto last = last_index(a.offset, m, m > 1 ? a.row_stride : 0, n, a.col_stride);
+    if (!last) return void(error = fail("argument '", name, "' layout overflows 64-bit indexing"));
+    add_span(name, a.data, a.dtype, a.offset, *last, output);
+  }
+
+  void vector(const char* name, const nc_vector& a, std::int64_t count, bool output) {
+    if (error || count == 0) return;
+    if (a.data == nullptr)
+      return void(error = fail("argument '", name, "' is a null pointer: must point to ", count, " elements"));
+    if (a.offset < 0) return void(error = fail("argument '", name, ".offset' = ", a.offset, ": must be >= 0"));
+    if (count > 1 && a.stride < 1)
+      return void(error = fail("argument '", name, ".stride' = ", a.stride, ": must be >= 1"));
+    const auto last = last_index(a.offset, 1, 0, count, count > 1 ? a.stride : 0);
+    if (!last) return void(error = fail("argument '", name, "' layout overflows 64-bit indexing"));
+    add_span(name, a.data, a.dtype, a.offset, *last, output);
+  }
+
+  void raw(const char* name, const void* data, std::size_t bytes, bool output) {
+    if (error || bytes == 0) return;
+    const auto first = reinterpret_cast<std::uintptr_t>(data);
+    spans_.push_back({name, first, first + bytes, output});
+  }
+
+  // an output may share no byte with any other operand
+  void no_overlap() {
+    if (error) return;
+    for (std::size_t i = 0; i < spans_.size(); ++i)
+      for (std::size_t j = 0; j < spans_.size(); ++j) {
+        const span &a = spans_[i], &b = spans_[j];
+        if (i == j || !a.output || (b.output && j < i)) continue;
+        if (a.first < b.last && b.first < a.last)
+          return void(error = fail("argument '", a.name, "' overlaps argument '", b.name,
+                                   "': an output must not share memory with any other operand"));
+      }
+  }
+
+ private:
+  std::vector<span> spans_;
+
+  void add_span(const char* name, const void* data, nc_dtype t, std::int64_t offset, std::int64_t last,
+                bool output) {
+    const auto base = reinterpret_cast<std::uintptr_t>(data);
+    const std::size_t size = dtype_size(t);
+    spans_.push_back({name, base + std::uintptr_t(offset) * size, base + std::uintptr_t(last + 1) * size, output});
+  }
+};
+
+void sizes(checker& c, std::int64_t m, std::int64_t n) {
+  if (c.error) return;
+  if (m < 0) c.error = fail("argument 'm' = ", m, ": must be >= 0");
+  else if (n < 1) c.error = fail("argument 'n' = ", n, ": must be >= 1");
+}
+
+void gamma_dtype(checker& c, const char* name, nc_dtype gamma, nc_dtype x) {
+  if (c.error || gamma == x || gamma == NC_F32) return;
+  c.error = fail("argument '", name, "' has dtype ", dtype_name(gamma), " with x in ", dtype_name(x),
+                 ": must be x's dtype or fp32");
+}
+
+}  // namespace
+
+std::optional<violation> check_forward(const nc_forward_args& a) {
+  checker c;
+  sizes(c, a.m, a.n);
+  if (!c.error && !(std::isfinite(a.epsilon) && a.epsilon >= 0.0f))
+    c.error = fail("argument 'epsilon' = ", a.epsilon, ": must be finite and >= 0");
+  c.dtype_in("x", a.x.dtype);
+  c.dtype_is("y", a.y.dtype, a.x.dtype, "y has x's dtype");
+  c.dtype_in("gamma", a.gamma.dtype);
+  gamma_dtype(c, "gamma", a.gamma.dtype, a.x.dtype);
+  c.dtype_is("r", a.r.dtype, NC_F32, "r is fp32");
+  c.matrix("x", a.x, a.m, a.n, false);
+  c.vector("gamma", a.gamma, a.n, false);
+  c.matrix("y", a.y, a.m, a.n, true);
+  c.vector("r", a.r, a.m, true);
+  c.no_overlap();
+  return c.error;
+}
+
+std::optional<violation> check_backward(const nc_backward_args& a, std::size_t workspace_needed) {
+  checker c;
+  sizes(c, a.m, a.n);
+  c.dtype_in("x", a.x.dtype);
+  c.dtype_is("dy", a.dy.dtype, a.x.dtype, "dy has x's dtype");
+  c.dtype_is("dx", a.dx.dtype, a.x.dtype, "dx has x's dtype");
+  c.dtype_in("gamma", a.gamma.dtype);
+  gamma_dtype(c, "gamma", a.gamma.dtype, a.x.dtype);
+  c.dtype_is("dgamma", a.dgamma.dtype, a.gamma.dtype, "dgamma has gamma's dtype");
+  c.dtype_is("r", a.r.dtype, NC_F32, "r is fp32");
+  if (!c.error && a.workspace_bytes < workspace_needed)
+    c.error = fail("argument 'workspace_bytes' = ", a.workspace_bytes, ": must be >= ", workspace_needed,
+                   " (what workspace_size reports for this call)");
+  if (!c.error && workspace_needed > 0 && a.workspace == nullptr)
+    c.error = fail("argument 'workspace' is a null pointer: must point to ", workspace_needed, " bytes");
+  if (!c.error && workspace_needed > 0 && reinterpret_cast<std::uintptr_t>(a.workspace) % 16 != 0)
+    c.error = fail("argument 'workspace' = ", a.workspace, ": must be 16-byte aligned");
+  c.matrix("x", a.x, a.m, a.n, false);
+  c.vector("gamma", a.gamma, a.n, false);
+  c.matrix("dy", a.dy, a.m, a.n, false);
+  c.vector("r", a.r, a.m, false);
+  c.matrix("dx", a.dx, a.m, a.n, true);
+  c.vector("dgamma", a.dgamma, a.n, true);
+  c.raw("workspace", a.workspace, workspace_needed, true);
+  c.no_overlap();
+  return c.error;
+}
+
+}  // namespace nc

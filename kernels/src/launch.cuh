@@ -1,0 +1,72 @@
+// Launching a kernel on the backend this translation unit is compiled for: a CUDA
+// launch under nvcc, the simt emulator under a host compiler. Both report failures as
+// a status plus the plugin's last-error text.
+#pragma once
+
+#include <cstdlib>
+#include <string>
+
+#include "normcheck/abi.h"
+#include "platform.cuh"
+
+namespace nc {
+
+// the message last_error() returns; defined by the plugin
+void set_last_error(std::string message);
+
+#if defined(__CUDACC__)
+
+// NORMCHECK_CUDA_SYNC=1 synchronizes after every launch, so a fault names its kernel
+inline bool sync_every_launch() {
+  static const bool on = [] {
+    const char* v = std::getenv("NORMCHECK_CUDA_SYNC");
+    return v != nullptr && *v != '\0' && *v != '0';
+  }();
+  return on;
+}
+
+template <class... P, class... A>
+nc_status launch(void (*kernel)(P...), dim3 grid, dim3 block, void* stream, const char* what, A... args) {
+  kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(args...);
+  cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess && sync_every_launch()) e = cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
+  if (e != cudaSuccess) {
+    set_last_error(std::string("launch of ") + what + " failed: " + cudaGetErrorString(e));
+    return NC_ERR_RUNTIME;
+  }
+  return NC_OK;
+}
+
+// blocks of this kernel that fit on the whole device at once
+template <class... P>
+std::int64_t resident_blocks(void (*kernel)(P...), int threads) {
+  int device = 0, sms = 0, per_sm = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
+  return std::int64_t(sms) * (per_sm > 0 ? per_sm : 1);
+}
+
+#else
+
+template <class... P, class... A>
+nc_status launch(void (*kernel)(P...), dim3 grid, dim3 block, void*, const char* what, A... args) {
+  try {
+    ::simt::launch(kernel, grid, block, args...);
+  } catch (const std::exception& e) {
+    set_last_error(std::string("simt: ") + what + ": " + e.what());
+    return NC_ERR_RUNTIME;
+  }
+  return NC_OK;
+}
+
+// the emulator has no occupancy; a fixed count keeps the persistent grid and the
+// dgamma partial table small and the same on every host
+template <class... P>
+std::int64_t resident_blocks(void (*)(P...), int) {
+  return 16;
+}
+
+#endif
+
+}  // namespace nc

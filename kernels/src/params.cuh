@@ -1,0 +1,38 @@
+// Kernel parameters: pointers already advanced by their element offsets, strides in
+// elements, 64-bit throughout (a row offset can pass 2^31 elements).
+#pragma once
+
+#include <cstdint>
+
+namespace nc {
+
+template <class T, class G>
+struct forward_params {
+  std::int64_t m, n;
+  float epsilon;
+  const T* x; std::int64_t x_row, x_col;
+  const G* gamma; std::int64_t gamma_stride;
+  T* y; std::int64_t y_row, y_col;
+  float* r; std::int64_t r_stride;
+};
+
+template <class T, class G>
+struct backward_params {
+  std::int64_t m, n;
+  const T* x; std::int64_t x_row, x_col;
+  const G* gamma; std::int64_t gamma_stride;
+  const T* dy; std::int64_t dy_row, dy_col;
+  const float* r; std::int64_t r_stride;
+  T* dx; std::int64_t dx_row, dx_col;
+  float* partial; // one row of n fp32 per row slot of the grid: the dgamma partial sums
+};
+
+template <class G>
+struct dgamma_params {
+  std::int64_t n;
+  std::int64_t partial_rows;
+  const float* partial;
+  G* dgamma; std::int64_t dgamma_stride;
+};
+
+}  // namespace nc

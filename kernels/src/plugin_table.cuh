@@ -1,0 +1,91 @@
+// The function table a shipped-kernel plugin exports. Each backend's plugin source
+// defines its memory functions and includes this once; everything else is shared.
+#pragma once
+
+#include <string>
+
+#include "rmsnorm_dispatch.cuh"
+
+namespace nc {
+
+namespace {
+thread_local std::string last_error_text;
+}
+
+void set_last_error(std::string message) { last_error_text = std::move(message); }
+
+// exceptions never cross the C ABI: anything thrown becomes NC_ERR_RUNTIME
+template <class F>
+nc_status guarded(F&& f) {
+  try {
+    last_error_text.clear();
+    return f();
+  } catch (const std::exception& e) {
+    set_last_error(e.what());
+  } catch (...) {
+    set_last_error("unknown exception");
+  }
+  return NC_ERR_RUNTIME;
+}
+
+// the backend's own checks and memory, defined by the plugin source
+nc_status backend_check_forward(const nc_forward_args& a);
+nc_status backend_check_backward(const nc_backward_args& a);
+nc_status backend_alloc(std::size_t bytes, void** ptr);
+nc_status backend_free(void* ptr);
+nc_status backend_copy(void* dst, const void* src, std::size_t bytes, nc_copy_kind kind);
+nc_status backend_synchronize();
+
+}  // namespace nc
+
+extern "C" {
+
+static nc_status nc_table_forward(const nc_forward_args* a) {
+  return nc::guarded([&] {
+    const nc_status s = nc::backend_check_forward(*a);
+    return s != NC_OK ? s : nc::forward(*a);
+  });
+}
+
+static nc_status nc_table_backward(const nc_backward_args* a) {
+  return nc::guarded([&] {
+    const nc_status s = nc::backend_check_backward(*a);
+    return s != NC_OK ? s : nc::backward(*a);
+  });
+}
+
+static nc_status nc_table_workspace_size(const nc_backward_args* a, size_t* bytes) {
+  return nc::guarded([&] { return nc::workspace_size(*a, bytes); });
+}
+
+static nc_status nc_table_alloc(size_t bytes, void** ptr) {
+  return nc::guarded([&] { return nc::backend_alloc(bytes, ptr); });
+}
+static nc_status nc_table_free(void* ptr) {
+  return nc::guarded([&] { return nc::backend_free(ptr); });
+}
+static nc_status nc_table_copy(void* dst, const void* src, size_t bytes, nc_copy_kind kind) {
+  return nc::guarded([&] { return nc::backend_copy(dst, src, bytes, kind); });
+}
+static nc_status nc_table_synchronize(void) {
+  return nc::guarded([&] { return nc::backend_synchronize(); });
+}
+static const char* nc_table_last_error(void) { return nc::last_error_text.c_str(); }
+static const char* nc_table_forward_path(const nc_forward_args* a) {
+  return nc::path_name(nc::forward_path(*a));
+}
+static const char* nc_table_backward_path(const nc_backward_args* a) {
+  return nc::path_name(nc::backward_path(*a));
+}
+
+__attribute__((visibility("default"))) const nc_plugin* normcheck_plugin(uint32_t abi_version) {
+  static const nc_plugin table = {
+      NORMCHECK_ABI_VERSION, NC_PLUGIN_NAME, NC_PLUGIN_BACKEND,
+      NC_CAP_F16 | NC_CAP_BF16 | NC_CAP_GAMMA_F32 | NC_CAP_STRIDED | NC_PLUGIN_EXTRA_CAPS,
+      nc_table_forward, nc_table_backward, nc_table_workspace_size,
+      nc_table_alloc, nc_table_free, nc_table_copy, nc_table_synchronize,
+      nc_table_last_error, nc_table_forward_path, nc_table_backward_path};
+  return abi_version == NORMCHECK_ABI_VERSION ? &table : nullptr;
+}
+
+}  // extern "C"

@@ -1,0 +1,231 @@
+// Host side of the shipped kernels: pick a path for a call, size the grid and the
+// dgamma workspace, and launch. Compiled once per backend (nvcc for cuda, the host
+// compiler for simt), from this same source.
+//
+// Paths (the first whose preconditions hold):
+//   forward   vector-warp      16-byte path, a warp per row, x held in registers  N <= 256 vectors
+//             vector-block256  256 threads per row, x in registers                N <= 2048 vectors
+//             vector-block1024 1024 threads per row, x in registers               N <= 8192 vectors
+//             vector-reload    1024 threads per row, x read twice                 longer rows
+//             strided-warp / strided-block   any layout (N <= 1024 / longer)
+//   backward  vector-warp (N <= 128 vectors), vector-block256 (<= 1024), vector-block512
+//             (<= 4096, x and dy read twice), else strided-warp / strided-block.
+// The vector paths need every operand unit-stride with 16-byte aligned rows and N a
+// multiple of the vector width. A path depends on N and the layout, never on M, so a
+// row computes the same bits wherever it sits and however many rows come with it.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "contract.hpp"
+#include "launch.cuh"
+#include "rmsnorm_backward.cuh"
+#include "rmsnorm_dgamma.cuh"
+#include "rmsnorm_forward.cuh"
+
+namespace nc {
+
+template <class T> struct type_tag { using type = T; };
+
+// calls f(type_tag<T>, type_tag<G>) for the storage types of x and gamma
+template <class F>
+nc_status with_types(nc_dtype x, nc_dtype gamma, F&& f) {
+  if (x == NC_F32 && gamma == NC_F32) return f(type_tag<float>{}, type_tag<float>{});
+  if (x == NC_F16 && gamma == NC_F16) return f(type_tag<__half>{}, type_tag<__half>{});
+  if (x == NC_F16 && gamma == NC_F32) return f(type_tag<__half>{}, type_tag<float>{});
+  if (x == NC_BF16 && gamma == NC_BF16) return f(type_tag<__nv_bfloat16>{}, type_tag<__nv_bfloat16>{});
+  if (x == NC_BF16 && gamma == NC_F32) return f(type_tag<__nv_bfloat16>{}, type_tag<float>{});
+  set_last_error("no kernel for x " + std::string(dtype_name(x)) + " with gamma " + dtype_name(gamma));
+  return NC_ERR_UNSUPPORTED;
+}
+
+inline bool supported_types(nc_dtype x, nc_dtype gamma) {
+  return (x == NC_F32 || x == NC_F16 || x == NC_BF16) && (gamma == x || gamma == NC_F32);
+}
+
+inline bool aligned16(const void* data, std::int64_t offset, std::size_t size) {
+  return (reinterpret_cast<std::uintptr_t>(data) + std::uintptr_t(offset) * size) % 16 == 0;
+}
+
+inline bool vector_matrix(const nc_matrix& a, std::int64_t n, std::size_t size) {
+  const std::int64_t width = 16 / std::int64_t(size);
+  return a.col_stride == 1 && n % width == 0 && aligned16(a.data, a.offset, size) &&
+         (a.row_stride * std::int64_t(size)) % 16 == 0;
+}
+
+inline bool vector_gamma(const nc_vector& g) {
+  return (g.stride == 1) && aligned16(g.data, g.offset, dtype_size(g.dtype));
+}
+
+enum class path { vector_warp, vector_block256, vector_block1024, vector_block512, vector_reload,
+                  strided_warp, strided_block };
+
+inline const char* path_name(path p) {
+  switch (p) {
+    case path::vector_warp: return "vector-warp";
+    case path::vector_block256: return "vector-block256";
+    case path::vector_block512: return "vector-block512";
+    case path::vector_block1024: return "vector-block1024";
+    case path::vector_reload: return "vector-reload";
+    case path::strided_warp: return "strided-warp";
+    case path::strided_block: return "strided-block";
+  }
+  return "?";
+}
+
+inline path forward_path(const nc_forward_args& a) {
+  const std::size_t size = dtype_size(a.x.dtype);
+  if (vector_matrix(a.x, a.n, size) && vector_matrix(a.y, a.n, size) && vector_gamma(a.gamma)) {
+    const std::int64_t vectors = a.n / (16 / std::int64_t(size));
+    if (vectors <= 32 * 8) return path::vector_warp;
+    if (vectors <= 256 * 8) return path::vector_block256;
+    if (vectors <= 1024 * 8) return path::vector_block1024;
+    return path::vector_reload;
+  }
+  return a.n <= 1024 ? path::strided_warp : path::strided_block;
+}
+
+inline path backward_path(const nc_backward_args& a) {
+  const std::size_t size = dtype_size(a.x.dtype);
+  if (vector_matrix(a.x, a.n, size) && vector_matrix(a.dy, a.n, size) && vector_matrix(a.dx, a.n, size) &&
+      vector_gamma(a.gamma)) {
+    const std::int64_t vectors = a.n / (16 / std::int64_t(size));
+    if (vectors <= 32 * 4) return path::vector_warp;
+    if (vectors <= 256 * 4) return path::vector_block256;
+    if (vectors <= 512 * 8) return path::vector_block512;
+  }
+  return a.n <= 1024 ? path::strided_warp : path::strided_block;
+}
+
+template <class K>
+nc_status launch_rows(K kernel, int rt, std::int64_t m, std::int64_t grid_cap, void* stream, const char* what,
+                      auto params) {
+  const int threads = rt < 128 ? 128 : rt;
+  const std::int64_t rows = threads / rt;
+  const std::int64_t grid = std::min((m + rows - 1) / rows, grid_cap);
+  return launch(kernel, dim3(unsigned(grid)), dim3(unsigned(threads)), stream, what, params);
+}
+
+template <class T, class G>
+nc_status forward_typed(const nc_forward_args& a) {
+  if (a.m == 0) return NC_OK;
+  const forward_params<T, G> p{a.m, a.n, a.epsilon,
+                               static_cast<const T*>(a.x.data) + a.x.offset, a.x.row_stride, a.x.col_stride,
+                               static_cast<const G*>(a.gamma.data) + a.gamma.offset, a.gamma.stride,
+                               static_cast<T*>(a.y.data) + a.y.offset, a.y.row_stride, a.y.col_stride,
+                               static_cast<float*>(a.r.data) + a.r.offset, a.r.stride};
+  constexpr std::int64_t cap = std::int64_t(1) << 20;  // rows beyond loop inside the blocks
+  const path choice = forward_path(a);
+  const char* what = path_name(choice);
+  switch (choice) {
+    case path::vector_warp: return launch_rows(forward_vector<T, G, 32, 8>, 32, a.m, cap, a.stream, what, p);
+    case path::vector_block256: return launch_rows(forward_vector<T, G, 256, 8>, 256, a.m, cap, a.stream, what, p);
+    case path::vector_block1024: return launch_rows(forward_vector<T, G, 1024, 8>, 1024, a.m, cap, a.stream, what, p);
+    case path::vector_reload: return launch_rows(forward_vector<T, G, 1024, 0>, 1024, a.m, cap, a.stream, what, p);
+    case path::strided_warp: return launch_rows(forward_strided<T, G, 32>, 32, a.m, cap, a.stream, what, p);
+    default: return launch_rows(forward_strided<T, G, 256>, 256, a.m, cap, a.stream, what, p);
+  }
+}
+
+// the backward grid and its dgamma partial table, for a call's m, n and layout
+struct backward_plan {
+  path choice;
+  int rt;
+  std::int64_t grid;   // blocks
+  std::int64_t slots;  // rows of the partial table
+};
+
+template <class T, class G>
+backward_plan plan_backward(const nc_backward_args& a) {
+  const path choice = backward_path(a);
+  int rt = 256;
+  std::int64_t resident = 0;
+  switch (choice) {
+    case path::vector_warp: rt = 32; resident = resident_blocks(backward_vector<T, G, 32, 4, true>, 128); break;
+    case path::vector_block256: rt = 256; resident = resident_blocks(backward_vector<T, G, 256, 4, true>, 256); break;
+    case path::vector_block512: rt = 512; resident = resident_blocks(backward_vector<T, G, 512, 8, false>, 512); break;
+    case path::strided_warp: rt = 32; resident = resident_blocks(backward_strided<T, G, 32>, 128); break;
+    default: rt = 256; resident = resident_blocks(backward_strided<T, G, 256>, 256); break;
+  }
+  const std::int64_t rows = rt < 128 ? 128 / rt : 1;
+  const std::int64_t grid = std::min((a.m + rows - 1) / rows, std::max<std::int64_t>(resident, 1));
+  return {choice, rt, grid, grid * rows};
+}
+
+inline std::size_t partial_bytes(const backward_plan& plan, std::int64_t n) {
+  return std::size_t(plan.slots) * std::size_t(n) * sizeof(float);
+}
+
+template <class T, class G>
+nc_status backward_typed(const nc_backward_args& a) {
+  const backward_plan plan = plan_backward<T, G>(a);
+  float* partial = static_cast<float*>(a.workspace);
+  const backward_params<T, G> p{a.m, a.n,
+                                static_cast<const T*>(a.x.data) + a.x.offset, a.x.row_stride, a.x.col_stride,
+                                static_cast<const G*>(a.gamma.data) + a.gamma.offset, a.gamma.stride,
+                                static_cast<const T*>(a.dy.data) + a.dy.offset, a.dy.row_stride, a.dy.col_stride,
+                                static_cast<const float*>(a.r.data) + a.r.offset, a.r.stride,
+                                static_cast<T*>(a.dx.data) + a.dx.offset, a.dx.row_stride, a.dx.col_stride,
+                                partial};
+  if (plan.grid > 0) {
+    const dim3 grid(unsigned(plan.grid)), block(unsigned(plan.rt < 128 ? 128 : plan.rt));
+    const char* what = path_name(plan.choice);
+    nc_status s = NC_OK;
+    switch (plan.choice) {
+      case path::vector_warp: s = launch(backward_vector<T, G, 32, 4, true>, grid, block, a.stream, what, p); break;
+      case path::vector_block256: s = launch(backward_vector<T, G, 256, 4, true>, grid, block, a.stream, what, p); break;
+      case path::vector_block512: s = launch(backward_vector<T, G, 512, 8, false>, grid, block, a.stream, what, p); break;
+      case path::strided_warp: s = launch(backward_strided<T, G, 32>, grid, block, a.stream, what, p); break;
+      default: s = launch(backward_strided<T, G, 256>, grid, block, a.stream, what, p); break;
+    }
+    if (s != NC_OK) return s;
+  }
+  const dgamma_params<G> d{a.n, plan.slots, partial, static_cast<G*>(a.dgamma.data) + a.dgamma.offset,
+                           a.dgamma.stride};
+  const dim3 grid(unsigned((a.n + dgamma_columns - 1) / dgamma_columns));
+  return launch(dgamma_reduce<G>, grid, dim3(dgamma_columns * dgamma_slices), a.stream, "dgamma-reduce", d);
+}
+
+// ---- the entry points every backend's plugin table points at ----
+
+inline nc_status workspace_size(const nc_backward_args& a, std::size_t* bytes) {
+  *bytes = 0;
+  if (a.m < 0 || a.n < 1) {
+    set_last_error("workspace_size: argument 'm' = " + std::to_string(a.m) + ", 'n' = " + std::to_string(a.n) +
+                   ": need m >= 0 and n >= 1");
+    return NC_ERR_INVALID_ARGUMENT;
+  }
+  return with_types(a.x.dtype, a.gamma.dtype, [&](auto t, auto g) {
+    using T = typename decltype(t)::type;
+    using G = typename decltype(g)::type;
+    *bytes = partial_bytes(plan_backward<T, G>(a), a.n);
+    return NC_OK;
+  });
+}
+
+inline nc_status forward(const nc_forward_args& a) {
+  if (auto v = check_forward(a)) {
+    set_last_error(v->message);
+    return NC_ERR_INVALID_ARGUMENT;
+  }
+  return with_types(a.x.dtype, a.gamma.dtype, [&](auto t, auto g) {
+    return forward_typed<typename decltype(t)::type, typename decltype(g)::type>(a);
+  });
+}
+
+inline nc_status backward(const nc_backward_args& a) {
+  // the workspace rule needs the plan; a call too broken to plan fails an earlier rule
+  std::size_t needed = 0;
+  if (a.m >= 0 && a.n >= 1 && supported_types(a.x.dtype, a.gamma.dtype))
+    if (nc_status s = workspace_size(a, &needed); s != NC_OK) return s;
+  if (auto v = check_backward(a, needed)) {
+    set_last_error(v->message);
+    return NC_ERR_INVALID_ARGUMENT;
+  }
+  return with_types(a.x.dtype, a.gamma.dtype, [&](auto t, auto g) {
+    return backward_typed<typename decltype(t)::type, typename decltype(g)::type>(a);
+  });
+}
+
+}  // namespace nc

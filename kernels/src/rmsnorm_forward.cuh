@@ -1,0 +1,111 @@
+// RMSNorm forward: y = x * r * gamma, r = 1 / sqrt(mean(x^2) + epsilon), one r per row.
+//
+// forward_vector   16-byte loads and stores; every operand unit-stride and 16-byte
+//                  aligned, N a multiple of the vector width. With MAXV > 0 a thread
+//                  keeps its MAXV vectors of x in registers between the two passes;
+//                  with MAXV == 0 (rows too long for registers) it reads them again.
+// forward_strided  any strides, offsets and alignment; one element per access.
+// RT threads share a row; RT == 32 puts several rows (one per warp) in a block.
+#pragma once
+
+#include "dtype.cuh"
+#include "params.cuh"
+#include "reduce.cuh"
+
+namespace nc {
+
+template <int RT> constexpr int block_threads = RT < 128 ? 128 : RT;
+template <int RT> constexpr int rows_per_block = block_threads<RT> / RT;
+
+template <class T, class G, int RT, int MAXV>
+__global__ void __launch_bounds__(block_threads<RT>) forward_vector(forward_params<T, G> p) {
+  constexpr int W = vector_width<T>;
+  constexpr int ROWS = rows_per_block<RT>;
+  __shared__ float warp_totals[ROWS][RT / warp_size];
+  const int lane = threadIdx.x % RT;
+  const int slot = threadIdx.x / RT;
+  const std::int64_t vectors = p.n / W;
+
+  for (std::int64_t row = std::int64_t(blockIdx.x) * ROWS + slot; row < p.m;
+       row += std::int64_t(gridDim.x) * ROWS) {
+    const T* x = p.x + row * p.x_row;
+    T* y = p.y + row * p.y_row;
+
+    // pass 1: sum of squares in fp32, each element upcast before it is squared
+    uint4 cache[MAXV > 0 ? MAXV : 1];
+    float ss = 0.0f;
+    if constexpr (MAXV > 0) {
+#pragma unroll
+      for (int k = 0; k < MAXV; ++k) {
+        const std::int64_t v = lane + std::int64_t(k) * RT;
+        if (v < vectors) {
+          cache[k] = load16(x + v * W);
+          float f[W];
+          unpack<T>(cache[k], f);
+#pragma unroll
+          for (int e = 0; e < W; ++e) ss = fmaf(f[e], f[e], ss);
+        }
+      }
+    } else {
+      for (std::int64_t v = lane; v < vectors; v += RT) {
+        float f[W];
+        unpack<T>(load16(x + v * W), f);
+#pragma unroll
+        for (int e = 0; e < W; ++e) ss = fmaf(f[e], f[e], ss);
+      }
+    }
+    ss = row_sum<RT>(ss, warp_totals[slot]);
+    // the mean divides by the row's true length, never by a padded width
+    const float r = rsqrtf(ss / static_cast<float>(p.n) + p.epsilon);
+    if (lane == 0) p.r[row * p.r_stride] = r;
+
+    // pass 2: scale and store
+    auto emit = [&](std::int64_t v, const uint4& bits) {
+      float f[W], g[W], o[W];
+      unpack<T>(bits, f);
+      load_floats<G, W>(p.gamma + v * W, g);
+#pragma unroll
+      for (int e = 0; e < W; ++e) o[e] = f[e] * r * g[e];
+      store16(y + v * W, pack<T>(o));
+    };
+    if constexpr (MAXV > 0) {
+#pragma unroll
+      for (int k = 0; k < MAXV; ++k) {
+        const std::int64_t v = lane + std::int64_t(k) * RT;
+        if (v < vectors) emit(v, cache[k]);
+      }
+    } else {
+      for (std::int64_t v = lane; v < vectors; v += RT) emit(v, load16(x + v * W));
+    }
+  }
+}
+
+template <class T, class G, int RT>
+__global__ void __launch_bounds__(block_threads<RT>) forward_strided(forward_params<T, G> p) {
+  constexpr int ROWS = rows_per_block<RT>;
+  __shared__ float warp_totals[ROWS][RT / warp_size];
+  const int lane = threadIdx.x % RT;
+  const int slot = threadIdx.x / RT;
+
+  for (std::int64_t row = std::int64_t(blockIdx.x) * ROWS + slot; row < p.m;
+       row += std::int64_t(gridDim.x) * ROWS) {
+    const T* x = p.x + row * p.x_row;
+    T* y = p.y + row * p.y_row;
+
+    float ss = 0.0f;
+    for (std::int64_t j = lane; j < p.n; j += RT) {
+      const float v = to_float(x[j * p.x_col]);
+      ss = fmaf(v, v, ss);
+    }
+    ss = row_sum<RT>(ss, warp_totals[slot]);
+    const float r = rsqrtf(ss / static_cast<float>(p.n) + p.epsilon);
+    if (lane == 0) p.r[row * p.r_stride] = r;
+
+    for (std::int64_t j = lane; j < p.n; j += RT) {
+      const float v = to_float(x[j * p.x_col]);
+      y[j * p.y_col] = from_float<T>(v * r * to_float(p.gamma[j * p.gamma_stride]));
+    }
+  }
+}
+
+}  // namespace nc

@@ -1,0 +1,419 @@
+// The shipped kernels against a plain double-precision loop, on the backend named by
+// NORMCHECK_TEST_BACKEND: the document's worked numbers, odd and even sizes, every
+// dtype pair, strided and offset views, and one test per rejection rule.
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <tuple>
+
+#include "testbed.hpp"
+
+namespace nc::test {
+namespace {
+
+struct dtypes {
+  nc_dtype x, gamma;
+};
+
+std::string name_of(nc_dtype t) { return t == NC_F32 ? "fp32" : t == NC_F16 ? "fp16" : "bf16"; }
+
+// one call through forward and backward, everything in guarded plugin memory
+struct run {
+  std::int64_t m, n;
+  dtypes types;
+  layout lx, ly;
+  float eps = 1e-6f;
+
+  matrix mx() const { return {types.x, m, n, lx}; }
+  matrix my() const { return {types.x, m, n, ly}; }
+
+  std::vector<double> x, g, dy;  // exactly representable in their dtypes
+  std::vector<double> y, r, dx, dgamma;
+  std::string forward_path, backward_path;
+
+  void fill(std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    auto rounded = [&](nc_dtype t, float v) {
+      std::uint32_t bits[1];
+      encode(t, bits, 0, v);
+      return decode(t, bits, 0);
+    };
+    x.resize(m * n), dy.resize(m * n), g.resize(n);
+    for (auto& v : x) v = rounded(types.x, normal(rng));
+    for (auto& v : dy) v = rounded(types.x, normal(rng));
+    for (auto& v : g) v = rounded(types.gamma, 1.0f + 0.5f * normal(rng));
+  }
+
+  void execute() {
+    const matrix ax = mx(), ay = my(), ady = mx(), adx = my();
+    buffer bx(ax.bytes()), by(ay.bytes()), bdy(ady.bytes()), bdx(adx.bytes());
+    buffer bg(n * size_of(types.gamma)), bdg(n * size_of(types.gamma)), br(std::max<std::int64_t>(m, 1) * 4);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        encode(types.x, bx.host(), ax.index(i, j), float(x[i * n + j]));
+        encode(types.x, bdy.host(), ady.index(i, j), float(dy[i * n + j]));
+      }
+    for (std::int64_t j = 0; j < n; ++j) encode(types.gamma, bg.host(), j, float(g[j]));
+    bx.push(), bdy.push(), bg.push();
+
+    const nc_forward_args f{m, n, eps, ax.view(bx.device()), {bg.device(), types.gamma, 0, 1},
+                            ay.view(by.device()), {br.device(), NC_F32, 0, 1}, nullptr};
+    forward_path = plugin().forward_path(f);
+    plugin().forward(f);
+    nc_backward_args b{m, n, ax.view(bx.device()), {bg.device(), types.gamma, 0, 1}, ady.view(bdy.device()),
+                       {br.device(), NC_F32, 0, 1}, adx.view(bdx.device()), {bdg.device(), types.gamma, 0, 1},
+                       nullptr, 0, nullptr};
+    const std::size_t ws = plugin().workspace_size(b);
+    buffer bws(std::max<std::size_t>(ws, 16));
+    b.workspace = ws ? bws.device() : nullptr;
+    b.workspace_bytes = ws;
+    backward_path = plugin().backward_path(b);
+    plugin().backward(b);
+    plugin().synchronize();
+
+    for (buffer* buf : {&bx, &by, &bdy, &bdx, &bg, &bdg, &br}) {
+      buf->pull();
+      ASSERT_TRUE(buf->guards_intact()) << "a guard band around an operand was overwritten";
+    }
+    y.resize(m * n), dx.resize(m * n), r.resize(m), dgamma.resize(n);
+    for (std::int64_t i = 0; i < m; ++i) {
+      r[i] = decode(NC_F32, br.host(), i);
+      for (std::int64_t j = 0; j < n; ++j) {
+        y[i * n + j] = decode(types.x, by.host(), ay.index(i, j));
+        dx[i * n + j] = decode(types.x, bdx.host(), adx.index(i, j));
+      }
+    }
+    for (std::int64_t j = 0; j < n; ++j) dgamma[j] = decode(types.gamma, bdg.host(), j);
+  }
+};
+
+// |got - ref| <= atol + rtol |ref| for every element; reports the first few failures
+::testing::AssertionResult close(const char* what, const std::vector<double>& got, const std::vector<double>& ref,
+                                 nc_dtype t) {
+  int shown = 0;
+  std::size_t bad = 0;
+  std::string text;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const double err = std::fabs(got[i] - ref[i]);
+    if (!(err <= atol(t) + rtol(t) * std::fabs(ref[i]))) {
+      ++bad;
+      if (shown++ < 5)
+        text += "\n  " + std::string(what) + "[" + std::to_string(i) + "] = " + std::to_string(got[i]) +
+                ", reference " + std::to_string(ref[i]);
+    }
+  }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << bad << " of " << ref.size() << " elements of " << what
+                                       << " outside atol " << atol(t) << " rtol " << rtol(t) << text;
+}
+
+void check_against_reference(run& c) {
+  const reference ref = reference_loop(c.m, c.n, c.eps, c.x, c.g, c.dy);
+  EXPECT_TRUE(close("y", c.y, ref.y, c.types.x));
+  EXPECT_TRUE(close("r", c.r, ref.r, NC_F32));
+  EXPECT_TRUE(close("dx", c.dx, ref.dx, c.types.x));
+  EXPECT_TRUE(close("dgamma", c.dgamma, ref.dgamma, c.types.gamma));
+}
+
+const dtypes all_dtypes[] = {{NC_F32, NC_F32}, {NC_F16, NC_F16}, {NC_F16, NC_F32}, {NC_BF16, NC_BF16},
+                             {NC_BF16, NC_F32}};
+
+TEST(worked_numbers, forward_of_three_four_matches_the_document) {
+  run c{1, 2, {NC_F32, NC_F32}, {}, {}};
+  c.x = {3, 4}, c.g = {1, 1}, c.dy = {1, 2};
+  c.execute();
+  EXPECT_NEAR(c.y[0], 0.848528, 5e-7);
+  EXPECT_NEAR(c.y[1], 1.131371, 5e-7);
+  EXPECT_NEAR(c.r[0], 0.282843, 5e-7);
+  EXPECT_NEAR(c.dx[0], -0.090510, 5e-7);
+  EXPECT_NEAR(c.dx[1], 0.067882, 5e-7);
+}
+
+TEST(worked_numbers, gamma_two_and_a_half_scales_the_output) {
+  run c{1, 2, {NC_F32, NC_F32}, {}, {}};
+  c.x = {3, 4}, c.g = {2, 0.5}, c.dy = {0, 0};
+  c.execute();
+  EXPECT_NEAR(c.y[0], 1.697056, 5e-7);
+  EXPECT_NEAR(c.y[1], 0.565685, 5e-7);
+}
+
+TEST(worked_numbers, dgamma_is_the_sum_over_rows_not_the_mean) {
+  // x rows of ones give r ~ 1, so dy's rows are the per-row contributions [[1,2],[3,4]]
+  run c{2, 2, {NC_F32, NC_F32}, {}, {}, 0.0f};
+  c.x = {1, 1, 1, 1}, c.g = {1, 1}, c.dy = {1, 2, 3, 4};
+  c.execute();
+  EXPECT_DOUBLE_EQ(c.dgamma[0], 4.0);
+  EXPECT_DOUBLE_EQ(c.dgamma[1], 6.0);
+}
+
+TEST(worked_numbers, a_row_of_257_ones_divides_by_n_not_by_the_block) {
+  for (std::int64_t n : {257, 256}) {
+    run c{1, n, {NC_F32, NC_F32}, {}, {}};
+    c.x.assign(n, 1.0), c.g.assign(n, 1.0), c.dy.assign(n, 1.0);
+    c.execute();
+    for (double v : c.y) ASSERT_NEAR(v, 0.9999995, 1e-7) << "n = " << n;
+  }
+}
+
+// sizes x rows x dtype pairs x layouts (0 contiguous, 1 offset and padded rows, 2 column
+// strides); M*N stays within 4 million elements so the simt backend stays fast, which
+// leaves out 300 x 65536 only
+class sizes : public ::testing::TestWithParam<std::tuple<std::int64_t, std::int64_t, int>> {};
+
+TEST_P(sizes, every_dtype_pair_matches_the_double_loop) {
+  const auto [n, m, layout_kind] = GetParam();
+  for (const dtypes& t : all_dtypes) {
+    SCOPED_TRACE("x " + name_of(t.x) + " gamma " + name_of(t.gamma));
+    run c{m, n, t, {}, {}};
+    if (layout_kind == 1) c.lx = {3, 5, 1}, c.ly = {1, 9, 1};  // offset and padded: breaks 16-byte alignment
+    if (layout_kind == 2) c.lx = {2, 1, 2}, c.ly = {0, 0, 3};  // column strides
+    c.fill(std::uint64_t(n * 1000 + m));
+    c.execute();
+    check_against_reference(c);
+    if (layout_kind != 0) {
+      EXPECT_EQ(c.forward_path.rfind("strided", 0), 0u) << c.forward_path;
+      EXPECT_EQ(c.backward_path.rfind("strided", 0), 0u) << c.backward_path;
+    }
+  }
+}
+
+std::vector<std::tuple<std::int64_t, std::int64_t, int>> size_grid() {
+  std::vector<std::tuple<std::int64_t, std::int64_t, int>> grid;
+  for (std::int64_t n : {1, 2, 3, 255, 256, 257, 1000, 4097, 65536})
+    for (std::int64_t m : {0, 1, 17, 300})
+      for (int layout_kind : {0, 1, 2})
+        if (m * n <= 4'000'000) grid.emplace_back(n, m, layout_kind);
+  return grid;
+}
+
+INSTANTIATE_TEST_SUITE_P(kernels, sizes, ::testing::ValuesIn(size_grid()),
+                         [](const auto& info) {
+                           return "n" + std::to_string(std::get<0>(info.param)) + "_m" +
+                                  std::to_string(std::get<1>(info.param)) + "_layout" +
+                                  std::to_string(std::get<2>(info.param));
+                         });
+
+TEST(paths, aligned_contiguous_rows_take_every_vector_path) {
+  std::set<std::string> forward, backward;
+  for (std::int64_t n : {64, 1024, 4096, 16384, 40960}) {
+    for (const dtypes& t : {dtypes{NC_F32, NC_F32}, dtypes{NC_BF16, NC_F32}}) {
+      run c{3, n, t, {}, {}};
+      c.fill(std::uint64_t(n));
+      c.execute();
+      check_against_reference(c);
+      forward.insert(c.forward_path), backward.insert(c.backward_path);
+    }
+  }
+  for (const char* p : {"vector-warp", "vector-block256", "vector-block1024", "vector-reload"})
+    EXPECT_TRUE(forward.count(p)) << "forward path " << p << " never taken";
+  for (const char* p : {"vector-warp", "vector-block256", "vector-block512", "strided-block"})
+    EXPECT_TRUE(backward.count(p)) << "backward path " << p << " never taken";
+}
+
+TEST(determinism, two_runs_give_bit_identical_outputs) {
+  run a{300, 1000, {NC_BF16, NC_F32}, {}, {}}, b = a;
+  a.fill(7), b.fill(7);
+  a.execute(), b.execute();
+  EXPECT_EQ(a.y, b.y);
+  EXPECT_EQ(a.dx, b.dx);
+  EXPECT_EQ(a.dgamma, b.dgamma);
+}
+
+// ---- the contract: one test per rejection rule, nothing written ----
+
+struct contract_case {
+  std::int64_t m = 4, n = 8;
+  matrix mx{NC_F32, 4, 8, {}};
+  buffer x{256}, y{256}, g{64}, r{64}, dy{256}, dx{256}, dg{64}, ws{1 << 16};
+  nc_forward_args f{};
+  nc_backward_args b{};
+
+  contract_case() {
+    f = {m, n, 1e-6f, mx.view(x.device()), {g.device(), NC_F32, 0, 1}, mx.view(y.device()),
+         {r.device(), NC_F32, 0, 1}, nullptr};
+    b = {m, n, mx.view(x.device()), {g.device(), NC_F32, 0, 1}, mx.view(dy.device()), {r.device(), NC_F32, 0, 1},
+         mx.view(dx.device()), {dg.device(), NC_F32, 0, 1}, ws.device(), ws.bytes(), nullptr};
+  }
+
+  // rejected with a message holding `text`, and no output byte changed
+  void expect_rejected(bool backward, const std::string& text) {
+    try {
+      if (backward) plugin().backward(b);
+      else plugin().forward(f);
+      plugin().synchronize();
+      ADD_FAILURE() << "the call was accepted; expected a rejection mentioning: " << text;
+    } catch (const contract_error& e) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << "message: " << e.what();
+    }
+    for (buffer* out : {&y, &r, &dx, &dg, &ws}) {
+      const std::vector<unsigned char> before = out->all();
+      out->pull();
+      EXPECT_EQ(out->all(), before) << "a rejected call wrote to an output";
+    }
+  }
+};
+
+TEST(contract, accepts_the_valid_base_call) {
+  contract_case c;
+  EXPECT_NO_THROW(plugin().forward(c.f));
+  EXPECT_NO_THROW(plugin().backward(c.b));
+}
+
+TEST(contract, rejects_an_unsupported_dtype) {
+  contract_case c;
+  c.f.x.dtype = nc_dtype(7);
+  c.expect_rejected(false, "'x' has dtype code 7");
+}
+
+TEST(contract, rejects_y_in_another_dtype_than_x) {
+  contract_case c;
+  c.f.y.dtype = NC_BF16;
+  c.expect_rejected(false, "'y' has dtype bf16: must be fp32");
+}
+
+TEST(contract, rejects_16_bit_gamma_with_fp32_x) {
+  contract_case c;
+  c.b.gamma.dtype = NC_F16, c.b.dgamma.dtype = NC_F16;
+  c.expect_rejected(true, "'gamma' has dtype fp16 with x in fp32");
+}
+
+TEST(contract, rejects_dgamma_in_another_dtype_than_gamma) {
+  contract_case c;
+  c.b.dgamma.dtype = NC_BF16;
+  c.expect_rejected(true, "'dgamma' has dtype bf16");
+}
+
+TEST(contract, rejects_r_that_is_not_fp32) {
+  contract_case c;
+  c.f.r.dtype = NC_F16;
+  c.expect_rejected(false, "'r' has dtype fp16: must be fp32");
+}
+
+TEST(contract, rejects_zero_columns) {
+  contract_case c;
+  c.f.n = 0;
+  c.expect_rejected(false, "'n' = 0: must be >= 1");
+}
+
+TEST(contract, rejects_negative_rows) {
+  contract_case c;
+  c.b.m = -1;
+  c.expect_rejected(true, "'m' = -1: must be >= 0");
+}
+
+TEST(contract, rejects_a_row_stride_smaller_than_the_row) {
+  contract_case c;
+  c.f.x.row_stride = 7;
+  c.expect_rejected(false, "'x' strides (row 7, col 1)");
+}
+
+TEST(contract, rejects_a_zero_column_stride) {
+  contract_case c;
+  c.b.dy.col_stride = 0;
+  c.expect_rejected(true, "'dy.col_stride' = 0: must be >= 1");
+}
+
+TEST(contract, rejects_a_negative_offset) {
+  contract_case c;
+  c.f.gamma.offset = -2;
+  c.expect_rejected(false, "'gamma.offset' = -2: must be >= 0");
+}
+
+TEST(contract, rejects_an_output_overlapping_an_input) {
+  contract_case c;
+  c.f.y.data = c.f.x.data;
+  c.f.y.offset = 4;
+  c.expect_rejected(false, "'y' overlaps argument 'x'");
+}
+
+TEST(contract, rejects_two_outputs_that_overlap) {
+  contract_case c;
+  c.b.dgamma.data = c.b.dx.data;
+  c.expect_rejected(true, "'dx' overlaps argument 'dgamma'");
+}
+
+TEST(contract, rejects_the_workspace_overlapping_an_output) {
+  contract_case c;
+  c.b.workspace = c.b.dx.data;
+  c.b.workspace_bytes = 1 << 16;
+  c.expect_rejected(true, "overlaps argument 'workspace'");
+}
+
+TEST(contract, rejects_negative_nan_and_infinite_epsilon) {
+  for (float e : {-1e-6f, NAN, INFINITY}) {
+    contract_case c;
+    c.f.epsilon = e;
+    c.expect_rejected(false, "'epsilon' = ");
+  }
+}
+
+TEST(contract, rejects_a_null_pointer_with_a_non_empty_extent) {
+  contract_case c;
+  c.f.x.data = nullptr;
+  c.expect_rejected(false, "'x' is a null pointer");
+}
+
+TEST(contract, accepts_null_row_operands_when_m_is_zero) {
+  contract_case c;
+  c.b.m = 0;
+  c.b.x.data = c.b.dy.data = c.b.dx.data = c.b.r.data = nullptr;
+  c.b.workspace_bytes = plugin().workspace_size(c.b);
+  EXPECT_NO_THROW(plugin().backward(c.b));
+  c.dg.pull();
+  for (std::int64_t j = 0; j < c.n; ++j) EXPECT_EQ(decode(NC_F32, c.dg.host(), j), 0.0) << "dgamma of no rows";
+}
+
+TEST(contract, rejects_a_workspace_smaller_than_the_query) {
+  contract_case c;
+  const std::size_t need = plugin().workspace_size(c.b);
+  ASSERT_GT(need, 0u);
+  c.b.workspace_bytes = need - 1;
+  c.expect_rejected(true, "'workspace_bytes' = " + std::to_string(need - 1) + ": must be >= " + std::to_string(need));
+}
+
+TEST(contract, rejects_a_layout_that_overflows_64_bit_indexing) {
+  contract_case c;
+  c.f.x.row_stride = std::int64_t(1) << 62;
+  c.expect_rejected(false, "'x' layout overflows 64-bit indexing");
+}
+
+TEST(contract, the_workspace_is_at_most_blocks_times_n) {
+  // never M x N: a million rows still need only a table of a few hundred rows
+  contract_case c;
+  c.b.m = 1 << 20;
+  c.b.n = 4096;
+  const std::size_t bytes = plugin().workspace_size(c.b);
+  EXPECT_LE(bytes, std::size_t(4096) * 4 * 4096) << bytes;
+  EXPECT_GT(bytes, 0u);
+}
+
+}  // namespace
+}  // namespace nc::test
+
+namespace nc::test {
+namespace {
+
+// row offsets past 2^31 elements: the 64-bit index arithmetic of every path. Needs
+// about 18 GB of device memory, so only the cuda test runs it.
+TEST(huge, rows_past_two_to_the_31_elements_are_addressed_in_64_bits) {
+  run c{70'000, 8, {NC_BF16, NC_F32}, {0, 32'768 - 8, 1}, {0, 32'768 - 8, 1}};
+  ASSERT_GT(c.m * c.mx().row_stride(), std::int64_t(1) << 31);
+  c.fill(31);
+  c.execute();
+  check_against_reference(c);
+}
+
+}  // namespace
+}  // namespace nc::test
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  const nc::kernel& k = nc::test::plugin();
+  std::printf("kernel under test: %s (%s) from %s\n", k.name().c_str(), k.backend().c_str(), k.path().c_str());
+  if (!k.available()) {
+    std::printf("no device for the %s backend: skipped\n", k.backend().c_str());
+    return 77;
+  }
+  return RUN_ALL_TESTS();
+}
