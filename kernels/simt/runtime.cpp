@@ -222,7 +222,14 @@ class executor {
   std::optional<std::string> run_block(const launch_job& job, std::uint64_t block_linear) {
     job_ = &job;
     threads_ = job.threads;
-    while (slots_.size() < threads_) add_slot();
+    try {
+      slots_.reserve(threads_);
+      while (slots_.size() < threads_) add_slot();
+    } catch (const std::exception& e) {
+      // no thread has started, so there is nothing to unwind
+      return "simt could not create the " + std::to_string(threads_) +
+             " fibers of a block (one stack mapping and guard page each): " + e.what();
+    }
     const dim3 dim = job.block;
     const dim3 block_idx(static_cast<unsigned>(block_linear % job.grid.x),
                          static_cast<unsigned>(block_linear / job.grid.x % job.grid.y),
@@ -556,7 +563,13 @@ class worker_pool {
     std::lock_guard launch(launch_mutex_);
     if (workers_.size() != total - 1) {
       stop_workers();
-      for (unsigned i = 0; i + 1 < total; ++i) workers_.emplace_back([this] { work(); });
+      // a new worker must count the job published below as unseen, however late it starts
+      std::uint64_t seen;
+      {
+        std::lock_guard lock(mutex_);
+        seen = epoch_;
+      }
+      for (unsigned i = 0; i + 1 < total; ++i) workers_.emplace_back([this, seen] { work(seen); });
     }
     {
       std::lock_guard lock(mutex_);
@@ -573,9 +586,8 @@ class worker_pool {
   }
 
  private:
-  void work() {
+  void work(std::uint64_t seen) {
     std::unique_lock lock(mutex_);
-    std::uint64_t seen = epoch_;
     for (;;) {
       wake_.wait(lock, [&] { return stop_ || epoch_ != seen; });
       if (stop_) return;

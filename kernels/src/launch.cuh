@@ -4,7 +4,10 @@
 #pragma once
 
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include "normcheck/abi.h"
 #include "platform.cuh"
@@ -37,14 +40,23 @@ nc_status launch(void (*kernel)(P...), dim3 grid, dim3 block, void* stream, cons
   return NC_OK;
 }
 
-// blocks of this kernel that fit on the whole device at once
+// blocks of this kernel that fit on the whole device at once. Asked once per device and
+// kernel: the occupancy query costs microseconds, and every backward call plans its grid.
 template <class... P>
 std::int64_t resident_blocks(void (*kernel)(P...), int threads) {
-  int device = 0, sms = 0, per_sm = 0;
+  static std::mutex lock;
+  static std::map<std::pair<int, const void*>, std::int64_t> known;
+  int device = 0;
   cudaGetDevice(&device);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
-  return std::int64_t(sms) * (per_sm > 0 ? per_sm : 1);
+  const std::lock_guard<std::mutex> hold(lock);
+  auto [it, fresh] = known.try_emplace({device, reinterpret_cast<const void*>(kernel)}, 0);
+  if (fresh) {
+    int sms = 0, per_sm = 0;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0);
+    it->second = std::int64_t(sms) * (per_sm > 0 ? per_sm : 1);
+  }
+  return it->second;
 }
 
 #else
