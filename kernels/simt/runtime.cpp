@@ -36,7 +36,8 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
-namespace simt __attribute__((visibility("hidden"))) {
+#pragma GCC visibility push(hidden)
+namespace simt {
 
 namespace detail {
 constinit thread_local const thread_context* current = nullptr;
@@ -57,19 +58,17 @@ constexpr unsigned max_block_threads = 1024;
 // asan must hear of every stack switch, or it takes a fiber's frames for an overflow of
 // the thread stack. boost 1.81 annotates only its ucontext fibers (BOOST_USE_ASAN is
 // ignored by the fcontext ones used here), so the switches are annotated by hand.
-void asan_start_switch(void** fake_stack, const void* bottom, std::size_t size) {
+void asan_start_switch([[maybe_unused]] void** fake_stack, [[maybe_unused]] const void* bottom,
+                       [[maybe_unused]] std::size_t size) {
 #if NORMCHECK_SIMT_ASAN
   __sanitizer_start_switch_fiber(fake_stack, bottom, size);
-#else
-  (void)fake_stack, (void)bottom, (void)size;
 #endif
 }
 
-void asan_finish_switch(void* fake_stack, const void** bottom, std::size_t* size) {
+void asan_finish_switch([[maybe_unused]] void* fake_stack, [[maybe_unused]] const void** bottom,
+                        [[maybe_unused]] std::size_t* size) {
 #if NORMCHECK_SIMT_ASAN
   __sanitizer_finish_switch_fiber(fake_stack, bottom, size);
-#else
-  (void)fake_stack, (void)bottom, (void)size;
 #endif
 }
 
@@ -236,7 +235,8 @@ class executor {
                          static_cast<unsigned>(block_linear / job.grid.x / job.grid.y));
     for (unsigned i = 0; i < threads_; ++i) {
       slot& s = *slots_[i];
-      s.ctx = {dim3(i % dim.x, i / dim.x % dim.y, i / dim.x / dim.y), block_idx, job.block, job.grid};
+      s.ctx = {dim3(i % dim.x, i / dim.x % dim.y, i / dim.x / dim.y), block_idx, job.block,
+               job.grid};
       s.linear = i;
       s.status = thread_status::ready;
       s.started = false;
@@ -284,10 +284,21 @@ class executor {
     const std::size_t guard = bctx::stack_traits::page_size();
     s.stack_bottom = static_cast<char*>(stack.sp) - stack.size + guard;
     s.stack_size = stack.size - guard;
-    s.fiber = bctx::fiber(std::allocator_arg, bctx::preallocated(stack.sp, stack.size, stack),
-                          allocator, [this, &s](bctx::fiber&& scheduler) {
-                            return fiber_main(s, std::move(scheduler));
-                          });
+    // the constructor jumps onto the new stack and straight back, so boost can set up its
+    // record there. asan must hear of that round trip too, or the frame boost leaves there
+    // comes from this thread's fake stack (detect_stack_use_after_return) and is reclaimed
+    // under the fiber: one switch there, then one back to this stack, whose bounds the
+    // first finish reports.
+    void* fake_stack = nullptr;
+    const void* here_bottom = nullptr;
+    std::size_t here_size = 0;
+    asan_start_switch(&fake_stack, s.stack_bottom, s.stack_size);
+    s.fiber = bctx::fiber(
+        std::allocator_arg, bctx::preallocated(stack.sp, stack.size, stack), allocator,
+        [this, &s](bctx::fiber&& scheduler) { return fiber_main(s, std::move(scheduler)); });
+    asan_finish_switch(nullptr, &here_bottom, &here_size);
+    asan_start_switch(nullptr, here_bottom, here_size);
+    asan_finish_switch(fake_stack, nullptr, nullptr);
     slots_.push_back(std::move(owned));
   }
 
@@ -440,9 +451,9 @@ class executor {
           const auto j = static_cast<unsigned>(std::countr_zero(m));
           if (!same_shuffle(s, *slots_[base + j])) missing |= 1u << j;
         }
-        return "wait at " + std::string(shuffle_name(s.op)) + "(mask " + hex(s.mask) +
-               ", width " + std::to_string(s.width) + ") at " + site(s.file, s.line) +
-               " for lanes " + lane_list(missing) + " of their warp";
+        return "wait at " + std::string(shuffle_name(s.op)) + "(mask " + hex(s.mask) + ", width " +
+               std::to_string(s.width) + ") at " + site(s.file, s.line) + " for lanes " +
+               lane_list(missing) + " of their warp";
       }
       case thread_status::ready:
         break;
@@ -639,8 +650,8 @@ void check_configuration(dim3 grid, dim3 block) {
   else if (block.x > 1024 || block.y > 1024 || block.z > 64)
     problem = "block " + coords(block) + " exceeds (1024,1024,64)";
   else if (threads > max_block_threads)
-    problem = "block " + coords(block) + " has " + std::to_string(threads) + " threads, more than " +
-              std::to_string(max_block_threads);
+    problem = "block " + coords(block) + " has " + std::to_string(threads) +
+              " threads, more than " + std::to_string(max_block_threads);
   else if (grid.x == 0 || grid.y == 0 || grid.z == 0)
     problem = "grid " + coords(grid) + " is empty";
   else if (grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535)
@@ -694,16 +705,19 @@ std::uint64_t detail::shuffle(shuffle_op op, unsigned mask, std::uint64_t bits, 
 void detail::raise_misaligned(const void* p, std::size_t bytes) {
   const auto address = reinterpret_cast<std::uintptr_t>(p);
   char text[128];
-  std::snprintf(text, sizeof text, "misaligned %zu-byte vector access at 0x%" PRIxPTR
-                " (offset %zu mod %zu)", bytes, address, static_cast<std::size_t>(address % bytes), bytes);
+  std::snprintf(text, sizeof text,
+                "misaligned %zu-byte vector access at 0x%" PRIxPTR " (offset %zu mod %zu)", bytes,
+                address, static_cast<std::size_t>(address % bytes), bytes);
   std::string message = text;
   if (current != nullptr)
-    message += " by thread " + coords(current->thread_idx) + " of block " + coords(current->block_idx);
+    message +=
+        " by thread " + coords(current->thread_idx) + " of block " + coords(current->block_idx);
   throw fault(message);
 }
 
 void detail::launch(kernel_invoker invoke, const void* closure, dim3 grid, dim3 block) {
-  if (current != nullptr) throw fault("simt::launch inside a kernel: dynamic parallelism is not emulated");
+  if (current != nullptr)
+    throw fault("simt::launch inside a kernel: dynamic parallelism is not emulated");
   check_configuration(grid, block);
   launch_job job;
   job.invoke = invoke;
@@ -722,3 +736,4 @@ void set_schedule(std::uint64_t seed) { schedule_seed().store(seed, std::memory_
 void set_threads(unsigned count) { pool().set_threads(count); }
 
 }  // namespace simt
+#pragma GCC visibility pop

@@ -10,13 +10,20 @@
 // a barrier once every thread of the block waits at the same __syncthreads. Whatever
 // cannot be resolved (a barrier that some threads skip, a shuffle naming an exited lane,
 // a cycle of waits) ends the launch with a simt::fault that names what each thread
-// waits on: the emulator never hangs and never guesses.
+// waits on: the emulator never hangs on a wait and never guesses. (Fibers are
+// cooperative, so a thread that loops forever without a sync point still hangs.)
+//
+// Where CUDA leaves behaviour undefined the emulator faults rather than imitate one
+// chip: a barrier needs every thread of the block, none exited, at one __syncthreads
+// call site; a shuffle needs every lane of its mask alive and may read only lanes of
+// its mask.
 //
 // Invariant behind __shared__: all fibers of a block run on one OS thread, and an OS
 // thread runs one block at a time, from its first fiber's start to its last fiber's
 // exit. So __shared__ is `static thread_local`: one copy per OS thread is one copy per
 // running block. As on a GPU, its contents at block start are unspecified (here: what
-// the previous block on that OS thread left).
+// the previous block on that OS thread left). Dynamic shared memory (extern __shared__)
+// has no equivalent and does not compile.
 //
 // Blocks are spread over a small pool of OS threads (NORMCHECK_SIMT_THREADS, default the
 // hardware concurrency; 1 runs every block inline on the caller). A block's result does
@@ -72,7 +79,8 @@ inline constexpr int warpSize = 32;
 
 // each runtime linked into a plugin stays private to that plugin: two plugins loaded
 // into one harness never share (or interpose) each other's scheduler state
-namespace simt __attribute__((visibility("hidden"))) {
+#pragma GCC visibility push(hidden)
+namespace simt {
 
 // a kernel-side error: divergence, deadlock, misaligned access, a thread's exception
 class fault : public std::runtime_error {
@@ -157,6 +165,7 @@ void set_schedule(std::uint64_t seed);
 void set_threads(unsigned count);
 
 }  // namespace simt
+#pragma GCC visibility pop
 
 // ---- qualifiers and indices -----------------------------------------------------------
 
@@ -231,7 +240,7 @@ inline __half __float2half_rn(float f) {
     return {static_cast<std::uint16_t>(sign | 0x7e00u | ((magnitude >> 13) & 0x1ffu))};
   if (magnitude >= 0x477ff000u)  // at or past the midpoint of 65504 and 65536: inf
     return {static_cast<std::uint16_t>(sign | 0x7c00u)};
-  if (magnitude < 0x38800000u) {  // below 2^-14: a half subnormal, units of 2^-24
+  if (magnitude < 0x38800000u) {   // below 2^-14: a half subnormal, units of 2^-24
     if (magnitude <= 0x33000000u)  // at most 2^-25 (a tie with zero rounds to even zero)
       return {sign};
     const std::uint32_t exponent = magnitude >> 23;

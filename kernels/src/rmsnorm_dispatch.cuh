@@ -2,14 +2,18 @@
 // dgamma workspace, and launch. Compiled once per backend (nvcc for cuda, the host
 // compiler for simt), from this same source.
 //
-// Paths (the first whose preconditions hold):
-//   forward   vector-warp      16-byte path, a warp per row, x held in registers  N <= 256 vectors
-//             vector-block256  256 threads per row, x in registers                N <= 2048 vectors
-//             vector-block1024 1024 threads per row, x in registers               N <= 8192 vectors
-//             vector-reload    1024 threads per row, x read twice                 longer rows
+// Paths (the first whose preconditions hold; sizes in 16-byte vectors per row):
+//   forward   vector-warp      a warp per row, x held in registers              <= 256
+//             vector-block128  128 threads per row, x in registers              <= 1024
+//             vector-block512  512 threads per row, x in registers              <= 4096
+//             vector-block1024 1024 threads per row, x in registers             <= 8192
+//             vector-reload    1024 threads per row, x read twice               longer rows
 //             strided-warp / strided-block   any layout (N <= 1024 / longer)
-//   backward  vector-warp (N <= 128 vectors), vector-block256 (<= 1024), vector-block512
-//             (<= 4096, x and dy read twice), else strided-warp / strided-block.
+//   backward  vector-warp (<= 128), vector-block128 (<= 512), vector-block256 (<= 1024),
+//             all with x and dy in registers; vector-block512 (<= 4096, x and dy read
+//             twice); else strided-warp / strided-block.
+// Each vector path gives a thread 4 to 8 vectors where the row allows: that many 16-byte
+// loads in flight per thread is what keeps HBM busy at this occupancy.
 // The vector paths need every operand unit-stride with 16-byte aligned rows and N a
 // multiple of the vector width. A path depends on N and the layout, never on M, so a
 // row computes the same bits wherever it sits and however many rows come with it.
@@ -58,12 +62,13 @@ inline bool vector_gamma(const nc_vector& g) {
   return (g.stride == 1) && aligned16(g.data, g.offset, dtype_size(g.dtype));
 }
 
-enum class path { vector_warp, vector_block256, vector_block1024, vector_block512, vector_reload,
-                  strided_warp, strided_block };
+enum class path { vector_warp, vector_block128, vector_block256, vector_block512, vector_block1024,
+                  vector_reload, strided_warp, strided_block };
 
 inline const char* path_name(path p) {
   switch (p) {
     case path::vector_warp: return "vector-warp";
+    case path::vector_block128: return "vector-block128";
     case path::vector_block256: return "vector-block256";
     case path::vector_block512: return "vector-block512";
     case path::vector_block1024: return "vector-block1024";
@@ -79,7 +84,8 @@ inline path forward_path(const nc_forward_args& a) {
   if (vector_matrix(a.x, a.n, size) && vector_matrix(a.y, a.n, size) && vector_gamma(a.gamma)) {
     const std::int64_t vectors = a.n / (16 / std::int64_t(size));
     if (vectors <= 32 * 8) return path::vector_warp;
-    if (vectors <= 256 * 8) return path::vector_block256;
+    if (vectors <= 128 * 8) return path::vector_block128;
+    if (vectors <= 512 * 8) return path::vector_block512;
     if (vectors <= 1024 * 8) return path::vector_block1024;
     return path::vector_reload;
   }
@@ -92,6 +98,7 @@ inline path backward_path(const nc_backward_args& a) {
       vector_gamma(a.gamma)) {
     const std::int64_t vectors = a.n / (16 / std::int64_t(size));
     if (vectors <= 32 * 4) return path::vector_warp;
+    if (vectors <= 128 * 4) return path::vector_block128;
     if (vectors <= 256 * 4) return path::vector_block256;
     if (vectors <= 512 * 8) return path::vector_block512;
   }
@@ -120,7 +127,8 @@ nc_status forward_typed(const nc_forward_args& a) {
   const char* what = path_name(choice);
   switch (choice) {
     case path::vector_warp: return launch_rows(forward_vector<T, G, 32, 8>, 32, a.m, cap, a.stream, what, p);
-    case path::vector_block256: return launch_rows(forward_vector<T, G, 256, 8>, 256, a.m, cap, a.stream, what, p);
+    case path::vector_block128: return launch_rows(forward_vector<T, G, 128, 8>, 128, a.m, cap, a.stream, what, p);
+    case path::vector_block512: return launch_rows(forward_vector<T, G, 512, 8>, 512, a.m, cap, a.stream, what, p);
     case path::vector_block1024: return launch_rows(forward_vector<T, G, 1024, 8>, 1024, a.m, cap, a.stream, what, p);
     case path::vector_reload: return launch_rows(forward_vector<T, G, 1024, 0>, 1024, a.m, cap, a.stream, what, p);
     case path::strided_warp: return launch_rows(forward_strided<T, G, 32>, 32, a.m, cap, a.stream, what, p);
@@ -143,6 +151,7 @@ backward_plan plan_backward(const nc_backward_args& a) {
   std::int64_t resident = 0;
   switch (choice) {
     case path::vector_warp: rt = 32; resident = resident_blocks(backward_vector<T, G, 32, 4, true>, 128); break;
+    case path::vector_block128: rt = 128; resident = resident_blocks(backward_vector<T, G, 128, 4, true>, 128); break;
     case path::vector_block256: rt = 256; resident = resident_blocks(backward_vector<T, G, 256, 4, true>, 256); break;
     case path::vector_block512: rt = 512; resident = resident_blocks(backward_vector<T, G, 512, 8, false>, 512); break;
     case path::strided_warp: rt = 32; resident = resident_blocks(backward_strided<T, G, 32>, 128); break;
@@ -174,6 +183,7 @@ nc_status backward_typed(const nc_backward_args& a) {
     nc_status s = NC_OK;
     switch (plan.choice) {
       case path::vector_warp: s = launch(backward_vector<T, G, 32, 4, true>, grid, block, a.stream, what, p); break;
+      case path::vector_block128: s = launch(backward_vector<T, G, 128, 4, true>, grid, block, a.stream, what, p); break;
       case path::vector_block256: s = launch(backward_vector<T, G, 256, 4, true>, grid, block, a.stream, what, p); break;
       case path::vector_block512: s = launch(backward_vector<T, G, 512, 8, false>, grid, block, a.stream, what, p); break;
       case path::strided_warp: s = launch(backward_strided<T, G, 32>, grid, block, a.stream, what, p); break;

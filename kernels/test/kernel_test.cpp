@@ -196,7 +196,7 @@ INSTANTIATE_TEST_SUITE_P(kernels, sizes, ::testing::ValuesIn(size_grid()),
 
 TEST(paths, aligned_contiguous_rows_take_every_vector_path) {
   std::set<std::string> forward, backward;
-  for (std::int64_t n : {64, 1024, 4096, 16384, 40960}) {
+  for (std::int64_t n : {64, 1024, 2048, 4096, 16384, 40960}) {
     for (const dtypes& t : {dtypes{NC_F32, NC_F32}, dtypes{NC_BF16, NC_F32}}) {
       run c{3, n, t, {}, {}};
       c.fill(std::uint64_t(n));
@@ -205,9 +205,9 @@ TEST(paths, aligned_contiguous_rows_take_every_vector_path) {
       forward.insert(c.forward_path), backward.insert(c.backward_path);
     }
   }
-  for (const char* p : {"vector-warp", "vector-block256", "vector-block1024", "vector-reload"})
+  for (const char* p : {"vector-warp", "vector-block128", "vector-block512", "vector-block1024", "vector-reload"})
     EXPECT_TRUE(forward.count(p)) << "forward path " << p << " never taken";
-  for (const char* p : {"vector-warp", "vector-block256", "vector-block512", "strided-block"})
+  for (const char* p : {"vector-warp", "vector-block128", "vector-block256", "vector-block512", "strided-block"})
     EXPECT_TRUE(backward.count(p)) << "backward path " << p << " never taken";
 }
 

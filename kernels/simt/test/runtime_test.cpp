@@ -189,7 +189,8 @@ __global__ void row_sum(const float* x, float* out, int n) {
   const float* row = x + static_cast<std::size_t>(blockIdx.x) * static_cast<std::size_t>(n);
   float acc = 0.0f;
   for (int j = static_cast<int>(t); j < n; j += static_cast<int>(blockDim.x)) acc += row[j];
-  for (int offset = 16; offset > 0; offset >>= 1) acc += __shfl_xor_sync(nc::full_mask, acc, offset);
+  for (int offset = 16; offset > 0; offset >>= 1)
+    acc += __shfl_xor_sync(nc::full_mask, acc, offset);
   if (lane == 0) partial[warp] = acc;
   __syncthreads();
   if (t == 0) {
@@ -360,8 +361,9 @@ TEST(simt_shuffle, with_disjoint_masks_resolves_each_group_on_its_own) {
 TEST(simt_fault, barrier_divergence_names_the_waiting_and_the_exited_threads) {
   const std::string text = fault_of([] { simt::launch(half_barrier, dim3(1), dim3(32)); });
   EXPECT_TRUE(contains(text, "barrier divergence in block (0,0,0): "));
-  EXPECT_TRUE(contains(text, "threads (0,0,0)..(15,0,0) wait at __syncthreads() at runtime_test.cpp:" +
-                                 std::to_string(half_barrier_line)));
+  EXPECT_TRUE(
+      contains(text, "threads (0,0,0)..(15,0,0) wait at __syncthreads() at runtime_test.cpp:" +
+                         std::to_string(half_barrier_line)));
   EXPECT_TRUE(contains(text, "threads (16,0,0)..(31,0,0) exited"));
 }
 
@@ -378,8 +380,9 @@ TEST(simt_fault, a_barrier_against_a_shuffle_diverges) {
       fault_of([&] { simt::launch(barrier_against_shuffle, dim3(1), dim3(64), out.data()); });
   EXPECT_TRUE(contains(text, "barrier divergence in block (0,0,0)"));
   EXPECT_TRUE(contains(text, "threads (0,0,0)..(47,0,0) wait at __syncthreads()"));
-  EXPECT_TRUE(contains(text, "threads (48,0,0)..(63,0,0) wait at __shfl_xor_sync(mask 0xffffffff, "
-                             "width 32)"));
+  EXPECT_TRUE(contains(text,
+                       "threads (48,0,0)..(63,0,0) wait at __shfl_xor_sync(mask 0xffffffff, "
+                       "width 32)"));
   EXPECT_TRUE(contains(text, "for lanes 0-15 of their warp"));
 }
 
@@ -402,11 +405,10 @@ TEST(simt_fault, a_shuffle_naming_a_lane_past_the_block_faults) {
 
 TEST(simt_fault, a_shuffle_outside_its_own_mask_or_width_faults) {
   std::vector<int> out(32);
-  EXPECT_TRUE(contains(fault_of([&] {
-                         simt::launch(shuffle_with, dim3(1), dim3(32), 0x1u, 1, 32, out.data());
-                       }),
-                       "by thread (1,0,0) of block (0,0,0): mask 0x00000001 does not name the "
-                       "calling lane 1"));
+  EXPECT_TRUE(contains(
+      fault_of([&] { simt::launch(shuffle_with, dim3(1), dim3(32), 0x1u, 1, 32, out.data()); }),
+      "by thread (1,0,0) of block (0,0,0): mask 0x00000001 does not name the "
+      "calling lane 1"));
   EXPECT_TRUE(contains(fault_of([&] {
                          simt::launch(shuffle_with, dim3(1), dim3(32), nc::full_mask, 1, 12,
                                       out.data());
@@ -427,7 +429,8 @@ TEST(simt_fault, a_misaligned_vector_access_faults) {
   for (unsigned i = 0; i < 8; ++i) EXPECT_EQ(out[i], bits_of(data[4 * (i % 4)]));
 
   const std::string text = fault_of([&] {
-    simt::launch(load_vectors, dim3(2), dim3(4), static_cast<const float*>(data), 1u, 1u, out.data());
+    simt::launch(load_vectors, dim3(2), dim3(4), static_cast<const float*>(data), 1u, 1u,
+                 out.data());
   });
   EXPECT_TRUE(contains(text, "misaligned 16-byte vector access at 0x"));
   EXPECT_TRUE(contains(text, "(offset 4 mod 16) by thread (1,0,0) of block (1,0,0)"));
@@ -440,13 +443,14 @@ TEST(simt_fault, a_deadlock_never_hangs_and_names_what_each_thread_waits_on) {
   const std::string text =
       fault_of([&] { simt::launch(mismatched_shuffles, dim3(1), dim3(32), out.data()); });
   EXPECT_TRUE(contains(text, "deadlock in block (0,0,0): "));
-  EXPECT_TRUE(contains(text, "threads (0,0,0)..(15,0,0) wait at __shfl_sync(mask 0xffffffff, "
-                             "width 32) at runtime_test.cpp:" +
-                                 std::to_string(deadlock_line) + " for lanes 16-31 of their warp"));
-  EXPECT_TRUE(contains(text, "threads (16,0,0)..(31,0,0) wait at __shfl_down_sync(mask "
-                             "0xffffffff, width 32) at runtime_test.cpp:" +
-                                 std::to_string(deadlock_line + 2) +
-                                 " for lanes 0-15 of their warp"));
+  EXPECT_TRUE(contains(text,
+                       "threads (0,0,0)..(15,0,0) wait at __shfl_sync(mask 0xffffffff, "
+                       "width 32) at runtime_test.cpp:" +
+                           std::to_string(deadlock_line) + " for lanes 16-31 of their warp"));
+  EXPECT_TRUE(contains(text,
+                       "threads (16,0,0)..(31,0,0) wait at __shfl_down_sync(mask "
+                       "0xffffffff, width 32) at runtime_test.cpp:" +
+                           std::to_string(deadlock_line + 2) + " for lanes 0-15 of their warp"));
 }
 
 TEST(simt_fault, a_thread_exception_unwinds_the_block_and_stops_the_grid) {
@@ -472,8 +476,8 @@ TEST(simt_fault, several_faulting_blocks_report_the_first_in_block_order) {
 
 TEST(simt_fault, the_runtime_is_usable_after_a_fault) {
   std::vector<int> out(32);
-  EXPECT_FALSE(fault_of([&] { simt::launch(mismatched_shuffles, dim3(1), dim3(32), out.data()); })
-                   .empty());
+  EXPECT_FALSE(
+      fault_of([&] { simt::launch(mismatched_shuffles, dim3(1), dim3(32), out.data()); }).empty());
   simt::launch(own_parameter, dim3(1), dim3(32), 7, out.data());
   for (int t = 0; t < 32; ++t) EXPECT_EQ(out[t], 7 + t);
 }
@@ -556,8 +560,10 @@ TEST(simt_schedule, a_missing_barrier_is_exposed_by_a_varied_schedule) {
         if (out[b * 128 + t] != salt + b * 1000 + (t == 0 ? 0 : t - 1)) return false;
     return true;
   };
-  // thread-index order hides the race
-  EXPECT_TRUE(correct(left_neighbour<false>));
+  {
+    const schedule_scope index_order(0);
+    EXPECT_TRUE(correct(left_neighbour<false>));  // thread-index order hides the race
+  }
   int exposed = 0;
   for (std::uint64_t seed = 1; seed <= 8; ++seed) {
     const schedule_scope schedule(seed);
@@ -589,8 +595,8 @@ TEST(simt_schedule, a_seed_gives_the_same_order_on_any_os_thread) {
 // the value of a half from its fields, in double
 double half_value(std::uint16_t h) {
   const int exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
-  const double magnitude = exponent == 0 ? std::ldexp(mantissa, -24)
-                                         : std::ldexp(1024 + mantissa, exponent - 25);
+  const double magnitude =
+      exponent == 0 ? std::ldexp(mantissa, -24) : std::ldexp(1024 + mantissa, exponent - 25);
   return (h & 0x8000) != 0 ? -magnitude : magnitude;
 }
 
@@ -653,7 +659,8 @@ std::uint16_t round_by_search(float f, const format& fmt) {
   const std::uint16_t sign = std::signbit(f) ? 0x8000 : 0;
   const double a = std::fabs(static_cast<double>(f));
   auto value = [&](std::uint32_t p) {
-    return p == fmt.inf ? fmt.overflow : static_cast<double>(fmt.to_float(static_cast<std::uint16_t>(p)));
+    return p == fmt.inf ? fmt.overflow
+                        : static_cast<double>(fmt.to_float(static_cast<std::uint16_t>(p)));
   };
   if (a >= fmt.overflow) return sign | fmt.inf;
   std::uint32_t lo = 0, hi = fmt.inf;  // value(lo) <= a < value(hi)
@@ -684,28 +691,54 @@ void expect_rounds_like_search(std::uint16_t (*convert)(float), const format& fm
 }
 
 std::vector<float> boundary_floats() {
-  return {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, NAN, -NAN,
-                          float_of(0x7f800001u), float_of(0xff800001u), float_of(0x7fc00000u),
-                          float_of(0x7fbfffffu), std::numeric_limits<float>::max(),
-                          -std::numeric_limits<float>::max(), std::numeric_limits<float>::min(),
-                          std::numeric_limits<float>::denorm_min(), 65504.0f, 65519.0f,
-                          std::nextafter(65520.0f, 0.0f), 65520.0f, 65536.0f, -65520.0f,
-                          std::ldexp(1.0f, -24), std::ldexp(1.0f, -25),
-                          std::nextafter(std::ldexp(1.0f, -25), 1.0f), std::ldexp(3.0f, -26),
-                          std::ldexp(3.0f, -25), std::ldexp(1.0f, -14),
-                          std::nextafter(std::ldexp(1.0f, -14), 0.0f),
-                          1.0f + std::ldexp(1.0f, -11), 1.0f + std::ldexp(3.0f, -11), 2049.0f,
-                          float_of(0x7f7f8000u), float_of(0x7f7f7fffu), float_of(0x7f7fffffu),
-                          float_of(0x00008000u), float_of(0x00018000u), float_of(0x3f808000u),
-                          float_of(0x3f818000u)};
+  return {0.0f,
+          -0.0f,
+          1.0f,
+          -1.0f,
+          INFINITY,
+          -INFINITY,
+          NAN,
+          -NAN,
+          float_of(0x7f800001u),
+          float_of(0xff800001u),
+          float_of(0x7fc00000u),
+          float_of(0x7fbfffffu),
+          std::numeric_limits<float>::max(),
+          -std::numeric_limits<float>::max(),
+          std::numeric_limits<float>::min(),
+          std::numeric_limits<float>::denorm_min(),
+          65504.0f,
+          65519.0f,
+          std::nextafter(65520.0f, 0.0f),
+          65520.0f,
+          65536.0f,
+          -65520.0f,
+          std::ldexp(1.0f, -24),
+          std::ldexp(1.0f, -25),
+          std::nextafter(std::ldexp(1.0f, -25), 1.0f),
+          std::ldexp(3.0f, -26),
+          std::ldexp(3.0f, -25),
+          std::ldexp(1.0f, -14),
+          std::nextafter(std::ldexp(1.0f, -14), 0.0f),
+          1.0f + std::ldexp(1.0f, -11),
+          1.0f + std::ldexp(3.0f, -11),
+          2049.0f,
+          float_of(0x7f7f8000u),
+          float_of(0x7f7f7fffu),
+          float_of(0x7f7fffffu),
+          float_of(0x00008000u),
+          float_of(0x00018000u),
+          float_of(0x3f808000u),
+          float_of(0x3f818000u)};
 }
 
 // every tie between two neighbours of the format, and the floats just either side of it
 void check_all_midpoints(std::uint16_t (*convert)(float), const format& fmt) {
   for (std::uint32_t p = 0; p < fmt.inf; ++p) {
     const double lo = static_cast<double>(fmt.to_float(static_cast<std::uint16_t>(p)));
-    const double hi = p + 1 == fmt.inf ? fmt.overflow
-                                       : static_cast<double>(fmt.to_float(static_cast<std::uint16_t>(p + 1)));
+    const double hi = p + 1 == fmt.inf
+                          ? fmt.overflow
+                          : static_cast<double>(fmt.to_float(static_cast<std::uint16_t>(p + 1)));
     const auto mid = static_cast<float>((lo + hi) / 2);  // exact: one bit more than the format
     ASSERT_EQ(static_cast<double>(mid), (lo + hi) / 2);
     for (const float f : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, INFINITY), -mid}) {
@@ -770,9 +803,10 @@ TEST(simt_perf, a_64_by_4096_row_reduction_on_one_core) {
     best = std::min(best, ms);
     total += ms;
   }
-  std::printf("[ perf     ] 64 x 4096 row reduction, 256 threads/block, 1 OS thread: best %.2f ms, "
-              "mean %.2f ms over %d launches\n",
-              best, total / repeats, repeats);
+  std::printf(
+      "[ perf     ] 64 x 4096 row reduction, 256 threads/block, 1 OS thread: best %.2f ms, "
+      "mean %.2f ms over %d launches\n",
+      best, total / repeats, repeats);
   RecordProperty("best_ms", std::to_string(best));
   const std::vector<float> expected = row_sum_reference(x, rows, n, 256);
   for (int r = 0; r < rows; ++r) EXPECT_EQ(bits_of(out[r]), bits_of(expected[r]));
