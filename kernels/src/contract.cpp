@@ -11,8 +11,8 @@ std::size_t dtype_size(nc_dtype t) {
     case NC_F32: return 4;
     case NC_F16:
     case NC_BF16: return 2;
+    default: return 0;
   }
-  return 0;
 }
 
 const char* dtype_name(nc_dtype t) {
@@ -20,8 +20,8 @@ const char* dtype_name(nc_dtype t) {
     case NC_F32: return "fp32";
     case NC_F16: return "fp16";
     case NC_BF16: return "bf16";
+    default: return "unknown";
   }
-  return "unknown";
 }
 
 namespace {
@@ -71,6 +71,9 @@ class checker {
       return void(error = fail("argument '", name, ".col_stride' = ", a.col_stride, ": must be >= 1"));
     if (m > 1 && a.row_stride < 1)
       return void(error = fail("argument '", name, ".row_stride' = ", a.row_stride, ": must be >= 1"));
+    // overflow first: past this check no product of a count and a stride overflows
+    const auto last = last_index(a.offset, m, m > 1 ? a.row_stride : 0, n, a.col_stride);
+    if (!last) return void(error = fail("argument '", name, "' layout overflows 64-bit indexing"));
     // the elements must be distinct: rows side by side, or columns side by side
     const bool rows_apart = m == 1 || a.row_stride >= (n - 1) * a.col_stride + 1;
     const bool cols_apart = n == 1 || a.col_stride >= (m - 1) * a.row_stride + 1;
@@ -78,8 +81,6 @@ class checker {
       return void(error = fail("argument '", name, "' strides (row ", a.row_stride, ", col ", a.col_stride,
                                ") for ", m, "x", n, ": row_stride must be >= (n-1)*col_stride+1 = ",
                                (n - 1) * a.col_stride + 1, " (or col_stride >= (m-1)*row_stride+1)"));
-    const auto last = last_index(a.offset, m, m > 1 ? a.row_stride : 0, n, a.col_stride);
-    if (!last) return void(error = fail("argument '", name, "' layout overflows 64-bit indexing"));
     add_span(name, a.data, a.dtype, a.offset, *last, output);
   }
 

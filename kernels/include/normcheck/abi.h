@@ -42,14 +42,17 @@ extern "C" {
 
 #define NORMCHECK_ABI_VERSION 1u
 
-typedef enum nc_dtype { NC_F32 = 0, NC_F16 = 1, NC_BF16 = 2 } nc_dtype;
+/* each enum spans 32 bits (the _MAX_ENUM entries), so any value a caller passes is a
+ * value of the type and a plugin can reject it instead of meeting undefined behaviour */
+typedef enum nc_dtype { NC_F32 = 0, NC_F16 = 1, NC_BF16 = 2, NC_DTYPE_MAX_ENUM = 0x7fffffff } nc_dtype;
 
 typedef enum nc_status {
   NC_OK = 0,
   NC_ERR_INVALID_ARGUMENT = 1, /* the call breaks the contract; nothing was written */
   NC_ERR_UNSUPPORTED = 2,      /* a valid call this plugin does not implement */
   NC_ERR_RUNTIME = 3,          /* the device or the emulator failed (launch, fault, divergence) */
-  NC_ERR_NO_DEVICE = 4         /* the plugin's device is absent */
+  NC_ERR_NO_DEVICE = 4,        /* the plugin's device is absent */
+  NC_STATUS_MAX_ENUM = 0x7fffffff
 } nc_status;
 
 typedef struct nc_matrix {
@@ -93,7 +96,8 @@ typedef struct nc_backward_args {
 typedef enum nc_copy_kind {
   NC_HOST_TO_DEVICE = 0,
   NC_DEVICE_TO_HOST = 1,
-  NC_DEVICE_TO_DEVICE = 2
+  NC_DEVICE_TO_DEVICE = 2,
+  NC_COPY_KIND_MAX_ENUM = 0x7fffffff
 } nc_copy_kind;
 
 /* capability bits */
