@@ -1,7 +1,7 @@
 // RMSNorm backward: dx and the per-block dgamma partial sums.
 //
 //   u  = dy * gamma
-//   dx = r*u - x * r^3 * mean(u*x)       mean over the row's N columns
+//   dx = r*u - (x*r) * r^2 * mean(u*x)   mean over the row's N columns
 //   dgamma partial[slot][j] += dy * x * r  over the rows the slot handles
 //
 // The grid is persistent: row slot s (block b, warp w when RT == 32) handles rows
@@ -63,8 +63,10 @@ __global__ void __launch_bounds__(block_threads<RT>) backward_vector(backward_pa
     }
     s = row_sum<RT>(s, warp_totals[slot]);
     const float r = p.r[row * p.r_stride];
-    // the backward mean divides by N too: the same N as the forward
-    const float c = s / static_cast<float>(p.n) * (r * r * r);
+    // the backward mean divides by N too: the same N as the forward. c = mean(u*x) * r^2,
+    // used as (x*r) * c: r^3 is never formed, so a row tiny next to epsilon (r ~ 1e15)
+    // gives 0 where the math gives 0, not 0 * inf = NaN
+    const float c = s / static_cast<float>(p.n) * r * r;
 
     // pass 2: dx, and this row's share of dgamma
 #pragma unroll
@@ -82,7 +84,7 @@ __global__ void __launch_bounds__(block_threads<RT>) backward_vector(backward_pa
         load_floats<G, W>(p.gamma + v * W, g);
 #pragma unroll
         for (int e = 0; e < W; ++e) {
-          o[e] = r * (dyf[e] * g[e]) - xf[e] * c;
+          o[e] = r * (dyf[e] * g[e]) - (xf[e] * r) * c;
           acc[k][e] += dyf[e] * xf[e] * r;
         }
         store16(dx + v * W, pack<T>(o));
@@ -131,13 +133,13 @@ __global__ void __launch_bounds__(block_threads<RT>) backward_strided(backward_p
     }
     s = row_sum<RT>(s, warp_totals[slot]);
     const float r = p.r[row * p.r_stride];
-    const float c = s / static_cast<float>(p.n) * (r * r * r);
+    const float c = s / static_cast<float>(p.n) * r * r;
 
     for (std::int64_t j = lane; j < p.n; j += RT) {
       const float xf = to_float(x[j * p.x_col]);
       const float dyf = to_float(dy[j * p.dy_col]);
       const float g = to_float(p.gamma[j * p.gamma_stride]);
-      dx[j * p.dx_col] = from_float<T>(r * (dyf * g) - xf * c);
+      dx[j * p.dx_col] = from_float<T>(r * (dyf * g) - (xf * r) * c);
       partial[j] += dyf * xf * r;
     }
   }

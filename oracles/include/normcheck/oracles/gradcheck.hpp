@@ -1,0 +1,76 @@
+// gradcheck: validates an analytic RMSNorm backward (dx and dgamma) against central finite
+// differences of the exact forward, all in 50-digit arithmetic.
+//
+// Small cases (m·n ≤ full_jacobian_limit) compare the whole Jacobians ∂y/∂x and ∂y/∂γ, entry
+// by entry, relative to the largest entry. Larger ones compare random projections vᵀ·J·u
+// (PyTorch's fast mode), relative to the |·|-shadow Σ|v·(J·u)|. The step is h = 10^-17 in units
+// of the row's own scale 1/r = sqrt(mean(x²) + ε): truncation (~h²) and rounding (~10^-50/h) both
+// stay near 10^-33, far below the 10^-20 tolerance, while any wrong formula is off by far more.
+#pragma once
+
+#include <boost/multiprecision/cpp_bin_float.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace nc::oracle {
+
+/// the numbers the gradcheck computes in: 50 decimal digits
+using gradcheck_real =
+    boost::multiprecision::number<boost::multiprecision::cpp_bin_float<50>, boost::multiprecision::et_off>;
+
+/// a backward under test: from row-major m×n x and dy, n gamma and ε, it writes dx (m×n) and dgamma (n)
+using backward_formula = std::function<void(std::int64_t m, std::int64_t n, std::span<const gradcheck_real> x,
+                                            std::span<const gradcheck_real> gamma,
+                                            std::span<const gradcheck_real> dy, const gradcheck_real& epsilon,
+                                            std::span<gradcheck_real> dx, std::span<gradcheck_real> dgamma)>;
+
+/// the exact oracle's analytic backward (the formulas exact_backward_mp evaluates)
+backward_formula exact_backward_formula();
+
+/// the reference's manual_backward, evaluated at 50 digits instead of the argument dtype
+backward_formula reference_backward_formula();
+
+/// a case: shape, ε and values (any doubles; exact in 50 digits)
+struct gradcheck_case {
+  std::string name;
+  std::int64_t m = 1;
+  std::int64_t n = 1;
+  double epsilon = 1e-6;
+  std::vector<double> x;      ///< row-major m×n
+  std::vector<double> gamma;  ///< n
+  std::vector<double> dy;     ///< row-major m×n: the first projection's cotangent v (unused by the full Jacobian)
+};
+
+enum class gradcheck_mode { full_jacobian, projections };
+
+struct gradcheck_options {
+  std::int64_t full_jacobian_limit = 64;  ///< m·n at or below which the whole Jacobians are compared
+  int projections = 3;                    ///< random vᵀ·J·u comparisons per case otherwise
+  std::uint64_t seed = 1;                 ///< for the projections' random u, v, w
+};
+
+/// the worst relative disagreement of one case
+struct gradcheck_report {
+  std::string name;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  gradcheck_mode mode = gradcheck_mode::full_jacobian;
+  double dx_disagreement = 0;
+  double dgamma_disagreement = 0;
+
+  double worst() const { return dx_disagreement > dgamma_disagreement ? dx_disagreement : dgamma_disagreement; }
+};
+
+/// formula's dx and dgamma against finite differences of the exact forward, on one case
+gradcheck_report gradcheck(const gradcheck_case& c, const backward_formula& formula,
+                           const gradcheck_options& options = {});
+
+/// the standard cases: N = 1, 2, 3, 7, 16, 257, 1000; M = 1, 2, 3, 17; rows where ε dominates,
+/// ε = 0, the document's [3, 4]; values from seed
+std::vector<gradcheck_case> gradcheck_cases(std::uint64_t seed);
+
+}  // namespace nc::oracle

@@ -1,0 +1,134 @@
+// gradcheck: the analytic backwards of the exact oracle and of the reference agree with finite
+// differences to 1e-20 at 50 digits, and each of the classic wrong formulas is caught.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "normcheck/oracles/gradcheck.hpp"
+#include "test_support.hpp"
+
+namespace nc::oracle {
+namespace {
+
+using real = gradcheck_real;
+
+constexpr double tolerance = 1e-20;
+/// a wrong formula must miss by far more than the tolerance
+constexpr double caught = 1e-6;
+
+const std::vector<gradcheck_case>& cases() {
+  static const std::vector<gradcheck_case> all = gradcheck_cases(testing::seed());
+  return all;
+}
+
+/// the worst disagreement of formula over the cases, printing one line per case
+double worst_over_cases(const backward_formula& formula, const char* label, bool print) {
+  double worst = 0;
+  for (const gradcheck_case& c : cases()) {
+    const gradcheck_report r = gradcheck(c, formula);
+    if (print)
+      std::printf("%-10s | %-32s | %-13s | dx %.3g | dgamma %.3g\n", label, r.name.c_str(),
+                  r.mode == gradcheck_mode::full_jacobian ? "full Jacobian" : "projections", r.dx_disagreement,
+                  r.dgamma_disagreement);
+    worst = std::max(worst, r.worst());
+  }
+  if (!print) std::printf("%-10s | worst disagreement over %zu cases: %.3g\n", label, cases().size(), worst);
+  return worst;
+}
+
+/// a backward with one deliberate mistake, otherwise the document's formula; every option false is the correct one
+struct mistakes {
+  bool r_squared = false;            ///< r² in place of r³
+  bool mean_over_block = false;      ///< mean(u·x) over BLOCK = next power of two ≥ N
+  bool dgamma_averaged = false;      ///< dgamma averaged over the rows instead of summed
+  bool epsilon_dropped = false;      ///< r = 1/sqrt(mean(x²)) in the backward
+  bool second_term_flipped = false;  ///< dx = r·u + x·r³·mean(u·x)
+};
+
+backward_formula wrong_backward(mistakes wrong) {
+  return [wrong](std::int64_t m, std::int64_t n, std::span<const real> x, std::span<const real> gamma,
+                 std::span<const real> dy, const real& epsilon, std::span<real> dx, std::span<real> dgamma) {
+    std::int64_t block = 1;
+    while (block < n) block *= 2;
+    std::fill(dgamma.begin(), dgamma.end(), real(0));
+    for (std::int64_t i = 0; i < m; ++i) {
+      real ss = 0, ux = 0;
+      for (std::int64_t j = 0; j < n; ++j) {
+        ss += x[i * n + j] * x[i * n + j];
+        ux += dy[i * n + j] * gamma[j] * x[i * n + j];
+      }
+      const real r = 1 / sqrt(ss / n + (wrong.epsilon_dropped ? real(0) : epsilon));
+      const real mean_ux = ux / (wrong.mean_over_block ? block : n);
+      const real r_power = wrong.r_squared ? r * r : r * r * r;
+      for (std::int64_t j = 0; j < n; ++j) {
+        const real u = dy[i * n + j] * gamma[j];
+        const real second = x[i * n + j] * r_power * mean_ux;
+        dx[i * n + j] = wrong.second_term_flipped ? r * u + second : r * u - second;
+        dgamma[j] += dy[i * n + j] * x[i * n + j] * r;
+      }
+    }
+    if (wrong.dgamma_averaged)
+      for (auto& g : dgamma) g /= m;
+  };
+}
+
+TEST(gradcheck, agrees_with_the_exact_backward_to_1e_20_on_every_case) {
+  EXPECT_LE(worst_over_cases(exact_backward_formula(), "exact", true), tolerance);
+}
+
+TEST(gradcheck, agrees_with_the_reference_backward_to_1e_20_on_every_case) {
+  EXPECT_LE(worst_over_cases(reference_backward_formula(), "reference", true), tolerance);
+}
+
+TEST(gradcheck, agrees_with_the_test_formula_written_without_mistakes) {
+  EXPECT_LE(worst_over_cases(wrong_backward({}), "plain", false), tolerance);
+}
+
+TEST(gradcheck, catches_r_squared_in_place_of_r_cubed) {
+  EXPECT_GT(worst_over_cases(wrong_backward({.r_squared = true}), "r^2", false), caught);
+}
+
+TEST(gradcheck, catches_the_mean_over_block_and_only_where_n_is_not_a_power_of_two) {
+  const backward_formula f = wrong_backward({.mean_over_block = true});
+  EXPECT_GT(worst_over_cases(f, "BLOCK", false), caught);
+  for (const gradcheck_case& c : cases()) {
+    const double d = gradcheck(c, f).dx_disagreement;
+    const bool power_of_two = (c.n & (c.n - 1)) == 0;
+    if (power_of_two) {
+      EXPECT_LE(d, tolerance) << c.name << ": BLOCK = N hides the bug";
+    } else {
+      EXPECT_GT(d, caught) << c.name;
+    }
+  }
+}
+
+TEST(gradcheck, catches_dgamma_averaged_over_rows_wherever_m_exceeds_1) {
+  const backward_formula f = wrong_backward({.dgamma_averaged = true});
+  EXPECT_GT(worst_over_cases(f, "averaged", false), caught);
+  for (const gradcheck_case& c : cases()) {
+    const double d = gradcheck(c, f).dgamma_disagreement;
+    if (c.m == 1) {
+      EXPECT_LE(d, tolerance) << c.name;
+    } else {
+      EXPECT_GT(d, caught) << c.name;
+    }
+  }
+}
+
+TEST(gradcheck, catches_epsilon_dropped_from_r_most_where_epsilon_dominates) {
+  const backward_formula f = wrong_backward({.epsilon_dropped = true});
+  EXPECT_GT(worst_over_cases(f, "no epsilon", false), 0.1);
+  for (const gradcheck_case& c : cases()) {
+    if (c.name.starts_with("epsilon-dominated")) {
+      EXPECT_GT(gradcheck(c, f).dx_disagreement, 0.1) << c.name;
+    }
+  }
+}
+
+TEST(gradcheck, catches_the_sign_of_the_second_term_flipped) {
+  EXPECT_GT(worst_over_cases(wrong_backward({.second_term_flipped = true}), "flipped", false), caught);
+}
+
+}  // namespace
+}  // namespace nc::oracle
