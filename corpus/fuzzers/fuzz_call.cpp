@@ -1,0 +1,580 @@
+#include "fuzz_call.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+namespace nc::fuzz {
+
+namespace {
+
+using wide = __int128;
+constexpr wide int64_max = std::numeric_limits<std::int64_t>::max();
+
+std::int64_t saturate(wide v) {
+  if (v > int64_max) return std::numeric_limits<std::int64_t>::max();
+  if (v < -int64_max - 1) return std::numeric_limits<std::int64_t>::min();
+  return std::int64_t(v);
+}
+
+std::int64_t align_up(std::int64_t v, std::int64_t to) { return (v + to - 1) / to * to; }
+
+// raw dtype codes: 0-2 are the dtypes, anything else must be rejected (nc_dtype spans 32 bits,
+// so every code is a value of the type)
+nc_dtype raw_code(unsigned byte) { return nc_dtype(byte); }
+
+nc_dtype decode_x(std::uint8_t b) {
+  return b < contract_input::raw_code_from ? nc_dtype(b % 3) : raw_code(b - contract_input::raw_code_from);
+}
+
+nc_dtype decode_gamma(std::uint8_t b, nc_dtype x) {
+  if (b >= contract_input::raw_code_from) return raw_code(b - contract_input::raw_code_from);
+  return (b & 1) ? NC_F32 : x;
+}
+
+// the index range an operand's elements span, counted from its data pointer
+struct index_range {
+  wide count = 0;  // elements
+  wide first = 0, last = -1;
+};
+
+index_range range_of(const call_spec& c, int k) {
+  const operand& o = c.ops[std::size_t(k)];
+  index_range r;
+  const wide rows = std::max<std::int64_t>(c.rows(k), 0), cols = std::max<std::int64_t>(c.cols(k), 0);
+  r.count = rows * cols;
+  if (r.count == 0) return r;
+  const wide rs = rows > 1 ? o.row_stride : 0, cs = cols > 1 ? o.col_stride : 0;
+  const wide a = (rows - 1) * rs, b = (cols - 1) * cs;
+  r.first = o.offset + std::min<wide>(a, 0) + std::min<wide>(b, 0);
+  r.last = o.offset + std::max<wide>(a, 0) + std::max<wide>(b, 0);
+  return r;
+}
+
+bool valid_dtype(nc_dtype t) { return t == NC_F32 || t == NC_F16 || t == NC_BF16; }
+
+}  // namespace
+
+std::size_t size_of(nc_dtype type) { return type == NC_F32 ? 4 : 2; }
+
+std::string dtype_text(nc_dtype type) {
+  switch (type) {
+    case NC_F32: return "fp32";
+    case NC_F16: return "fp16";
+    case NC_BF16: return "bf16";
+    default: return "code " + std::to_string(int(type));
+  }
+}
+
+std::uint32_t poison(nc_dtype type) {
+  // the quiet bit clear, a nonzero payload (the harness's poison_nan patterns)
+  switch (type) {
+    case NC_F16: return 0x7d5au;
+    case NC_BF16: return 0x7f85u;
+    default: return 0x7fa5a5a5u;
+  }
+}
+
+// ---- call_spec --------------------------------------------------------------------------
+
+bool call_spec::uses(int k) const {
+  if (k == op_x || k == op_gamma || k == op_r) return true;
+  return backward ? (k == op_dy || k == op_dx || k == op_dgamma) : k == op_y;
+}
+
+bool call_spec::writes(int k) const {
+  return backward ? (k == op_dx || k == op_dgamma) : (k == op_y || k == op_r);
+}
+
+// an operand with a dimension ≤ 0 has no elements: both its counts are 0
+std::int64_t call_spec::rows(int k) const {
+  const std::int64_t r = is_matrix(k) ? m : 1, c = is_matrix(k) ? n : k == op_r ? m : n;
+  return r <= 0 || c <= 0 ? 0 : r;
+}
+std::int64_t call_spec::cols(int k) const {
+  const std::int64_t r = is_matrix(k) ? m : 1, c = is_matrix(k) ? n : k == op_r ? m : n;
+  return r <= 0 || c <= 0 ? 0 : c;
+}
+
+std::int64_t call_spec::index(int k, std::int64_t i, std::int64_t j) const {
+  const operand& o = ops[std::size_t(k)];
+  return o.offset + (is_matrix(k) ? i * o.row_stride : 0) + j * o.col_stride;
+}
+
+byte_span span_of(const call_spec& c, int k) {
+  const operand& o = c.ops[std::size_t(k)];
+  const index_range r = range_of(c, k);
+  if (!o.fits || r.count == 0) return {};
+  const std::int64_t size = std::int64_t(size_of(o.dtype));
+  return {o.base + std::int64_t(r.first) * size, o.base + std::int64_t(r.last + 1) * size};
+}
+
+call_spec realize(const contract_input& in) {
+  call_spec c;
+  c.backward = in.op & contract_input::backward;
+  c.m = (in.m & contract_input::wild_m_flag) ? in.wild_m : in.m;
+  c.n = in.n == contract_input::wild_n_flag ? in.wild_n : in.n;
+  const bool wild_size = (in.m & contract_input::wild_m_flag) || in.n == contract_input::wild_n_flag;
+  if (!wild_size) {
+    // one run stays cheap: M·N ≤ small_elements, unless the size class asks for more
+    const std::uint8_t size_class = in.op & 0xf0;
+    if (size_class == contract_input::long_row) {
+      c.m %= 2;
+      c.n %= long_row_cap + 1;
+    } else {
+      const std::int64_t cap = size_class == contract_input::large ? max_elements : small_elements;
+      c.n %= cap + 1;
+      if (c.m >= 2 && c.m * c.n > cap) c.m = std::max<std::int64_t>(1, cap / std::max<std::int64_t>(c.n, 1));
+    }
+  }
+  switch (in.epsilon_mode % 4) {
+    case 0: c.epsilon = 1e-6f; break;
+    case 1: c.epsilon = 0.0f; break;
+    case 2: c.epsilon = std::bit_cast<float>(in.epsilon_bits); break;
+    default: c.epsilon = 1.0f; break;
+  }
+
+  const nc_dtype x = decode_x(in.x_dtype), gamma = decode_gamma(in.gamma_dtype, x);
+  const nc_dtype fault = raw_code(in.fault_code);
+  auto dtype = [&](int bit, nc_dtype required) { return (in.dtype_faults >> bit) & 1 ? fault : required; };
+  const std::array<nc_dtype, operand_count> types = {x, gamma, dtype(1, x), dtype(0, x), dtype(3, NC_F32),
+                                                     dtype(2, x), dtype(4, gamma)};
+
+  for (int k = 0; k < operand_count; ++k) {
+    const operand_bytes& b = in.operands[std::size_t(k)];
+    operand& o = c.ops[std::size_t(k)];
+    o.name = operand_names[std::size_t(k)];
+    o.matrix = is_matrix(k);
+    o.dtype = types[std::size_t(k)];
+    o.null = b.flags & operand_bytes::null;
+    if ((b.flags & operand_bytes::alias) && k > 0) {
+      o.alias_target = b.alias_target % k;
+      o.alias_delta = b.alias_delta;
+    }
+    o.base_shift = b.base_shift();
+    if (b.flags & operand_bytes::wild) {
+      o.offset = b.wild_offset;
+      o.row_stride = b.wild_row_stride;
+      o.col_stride = b.wild_col_stride;
+    } else if (!o.matrix) {
+      o.offset = b.offset;
+      o.col_stride = b.stride;
+    } else {
+      o.offset = b.offset;
+      // dense in one direction with the other padded: a stride of `stride` elements between
+      // neighbours, and `pad` extra elements between rows (between columns when column-major)
+      const wide s = b.stride, pad = b.pad;
+      if (b.flags & operand_bytes::column_major) {
+        o.row_stride = b.stride;
+        o.col_stride = saturate((wide(c.m) - 1) * s + 1 + pad);
+      } else {
+        o.col_stride = b.stride;
+        o.row_stride = saturate((wide(c.n) - 1) * s + 1 + pad);
+      }
+    }
+  }
+  c.workspace = workspace_mode(in.workspace % std::uint8_t(workspace_mode::count));
+  c.workspace_param = in.workspace_param;
+  return c;
+}
+
+// ---- arena ------------------------------------------------------------------------------
+
+arena::~arena() {
+  if (device_) kernel_.free(device_);
+}
+
+void arena::reserve(std::int64_t region) {
+  if (device_) kernel_.free(device_);
+  device_ = nullptr;
+  region_ = region;
+  const std::size_t total = std::size_t(region + 2 * guard_bytes);
+  device_ = kernel_.alloc(total);
+  image_.assign(total, background);
+}
+
+void arena::place_operands(call_spec& c) {
+  std::int64_t cursor = 0, end = 0;
+  for (int k = 0; k < operand_count; ++k) {
+    operand& o = c.ops[std::size_t(k)];
+    const std::int64_t size = std::int64_t(size_of(o.dtype));
+    const bool alias = o.alias_target >= 0 && o.alias_target < k;
+    if (alias) {
+      const operand& t = c.ops[std::size_t(o.alias_target)];
+      const std::int64_t base = std::max<std::int64_t>(0, t.base + o.alias_delta * size);
+      o.base = base - base % size;
+    } else {
+      cursor = align_up(cursor, 16) + 64;
+      o.base = cursor + std::int64_t(o.base_shift) * size;
+    }
+    const index_range r = range_of(c, k);
+    const wide last_byte = wide(o.base) + (r.last + 1) * size;
+    o.fits = !o.null && r.count <= (wide(1) << 20) && r.first >= 0 && last_byte <= max_region_bytes;
+    const std::int64_t stop = o.fits && r.count > 0 ? std::int64_t(last_byte) : o.base;
+    end = std::max(end, stop);
+    if (!alias) cursor = std::max(cursor, stop);
+  }
+  reserve(align_up(end, 16) + 64);
+}
+
+bool arena::place_workspace(call_spec& c) {
+  if (!c.backward) return false;
+  const std::size_t need = c.workspace_needed, param = c.workspace_param;
+  std::int64_t base = region_;  // the region ends with a 64-byte gap: the workspace goes after it
+  std::size_t bytes = need;
+  c.workspace_null = false;
+  switch (c.workspace) {
+    case workspace_mode::exact: break;
+    case workspace_mode::short_by: bytes = need > param + 1 ? need - (param + 1) : 0; break;
+    case workspace_mode::null: c.workspace_null = true; break;
+    case workspace_mode::misaligned: base += std::int64_t(param % 15 + 1); break;
+    case workspace_mode::larger: bytes = need + param; break;
+    case workspace_mode::none: c.workspace_null = true; bytes = 0; break;
+    case workspace_mode::aliased: {
+      const operand& t = c.ops[param % operand_count];
+      const std::int64_t first = t.base + std::max<std::int64_t>(0, std::min<std::int64_t>(t.offset, region_)) *
+                                              std::int64_t(size_of(t.dtype));
+      base = std::min(first, region_) / 16 * 16;
+      break;
+    }
+    default: bytes = param; break;  // claimed
+  }
+  c.workspace_base = base;
+  c.workspace_bytes = bytes;
+  c.workspace_fits = true;
+  const std::int64_t footprint = std::int64_t(std::min<std::size_t>(bytes, std::size_t(max_region_bytes) + 1));
+  const std::int64_t end = c.workspace_null ? region_ : align_up(base + footprint, 16) + 64;
+  if (end <= region_) return false;
+  if (end > max_region_bytes) {
+    c.workspace_fits = false;
+    return false;
+  }
+  reserve(end);
+  return true;
+}
+
+void arena::set(const call_spec& c, int k, std::int64_t i, std::int64_t j, std::uint32_t bits) {
+  const operand& o = c.ops[std::size_t(k)];
+  const std::size_t size = size_of(o.dtype);
+  std::memcpy(host(o.base + c.index(k, i, j) * std::int64_t(size)), &bits, size);
+}
+
+std::uint32_t arena::get(const call_spec& c, int k, std::int64_t i, std::int64_t j) const {
+  const operand& o = c.ops[std::size_t(k)];
+  const std::size_t size = size_of(o.dtype);
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, host(o.base + c.index(k, i, j) * std::int64_t(size)), size);
+  return bits;
+}
+
+void arena::fill(const call_spec& c, int k, std::uint32_t bits) {
+  if (!c.ops[std::size_t(k)].fits) return;
+  for (std::int64_t i = 0; i < c.rows(k); ++i)
+    for (std::int64_t j = 0; j < c.cols(k); ++j) set(c, k, i, j, bits);
+}
+
+void arena::upload() {
+  kernel_.upload(device_, image_.data(), image_.size());
+  before_ = image_;
+}
+
+void arena::download() { kernel_.download(image_.data(), device_, image_.size()); }
+
+std::string arena::where(const call_spec& c, std::int64_t p) const {
+  if (p < 0) return "the guard band before the arena (byte " + std::to_string(p) + ")";
+  if (p >= region_) return "the guard band after the arena (byte " + std::to_string(p - region_) + ")";
+  for (int k = 0; k < operand_count; ++k) {
+    const operand& o = c.ops[std::size_t(k)];
+    const std::int64_t size = std::int64_t(size_of(o.dtype));
+    if (!o.fits) continue;
+    const index_range r = range_of(c, k);
+    if (r.count == 0 || p < o.base + r.first * size || p >= o.base + (r.last + 1) * size) continue;
+    const std::int64_t slot = (p - o.base) / size;
+    for (std::int64_t i = 0; i < c.rows(k); ++i)
+      for (std::int64_t j = 0; j < c.cols(k); ++j)
+        if (c.index(k, i, j) == slot)
+          return std::string(o.name) + (o.matrix ? " element (" + std::to_string(i) + ", " + std::to_string(j) + ")"
+                                                 : " element " + std::to_string(j));
+    return std::string("a stride gap of ") + o.name + " (slot " + std::to_string(slot) + ")";
+  }
+  const std::int64_t reach = std::int64_t(std::min<std::size_t>(std::max(c.workspace_bytes, c.workspace_needed),
+                                                                 std::size_t(max_region_bytes)));
+  if (c.backward && !c.workspace_null && p >= c.workspace_base && p < c.workspace_base + reach) {
+    const std::int64_t at = p - c.workspace_base;
+    return "workspace byte " + std::to_string(at) +
+           (at >= std::int64_t(c.workspace_bytes) ? " (past the " + std::to_string(c.workspace_bytes) +
+                                                         " bytes the call gave; workspace_size asked for " +
+                                                         std::to_string(c.workspace_needed) + ")"
+                                                   : "");
+  }
+  // the nearest operand below
+  const char* below = nullptr;
+  std::int64_t best = -1;
+  for (const operand& o : c.ops)
+    if (o.base <= p && o.base > best) best = o.base, below = o.name;
+  return std::string("a gap after ") + (below ? below : "the start") + " (region byte " + std::to_string(p) + ")";
+}
+
+std::optional<std::string> arena::check(const call_spec& c, bool accepted) const {
+  enum : std::uint8_t { keep, output, scratch };
+  std::vector<std::uint8_t> role(image_.size(), keep);
+  std::ostringstream out;
+  if (accepted) {
+    for (int k = 0; k < operand_count; ++k) {
+      if (!c.uses(k) || !c.writes(k) || !c.ops[std::size_t(k)].fits) continue;
+      const std::int64_t size = std::int64_t(size_of(c.ops[std::size_t(k)].dtype));
+      for (std::int64_t i = 0; i < c.rows(k); ++i)
+        for (std::int64_t j = 0; j < c.cols(k); ++j) {
+          const std::int64_t p = guard_bytes + c.ops[std::size_t(k)].base + c.index(k, i, j) * size;
+          std::fill_n(role.begin() + p, size, output);
+        }
+    }
+    if (c.backward && !c.workspace_null) {
+      const std::int64_t first = std::clamp<std::int64_t>(guard_bytes + c.workspace_base, 0, std::int64_t(role.size()));
+      const std::int64_t last =
+          first + std::int64_t(std::min<std::size_t>(c.workspace_bytes, role.size() - std::size_t(first)));
+      std::fill(role.begin() + first, role.begin() + last, scratch);
+    }
+  }
+  std::int64_t changed = 0, first = -1;
+  for (std::size_t p = 0; p < image_.size(); ++p)
+    if (role[p] == keep && image_[p] != before_[p] && changed++ == 0) first = std::int64_t(p);
+  if (changed > 0) {
+    const std::int64_t p = first - guard_bytes;
+    out << (accepted ? "" : "a rejected call ") << "changed " << changed << " byte(s) it must not write; the first is "
+        << where(c, p) << ": 0x" << std::hex << int(before_[std::size_t(first)]) << " -> 0x"
+        << int(image_[std::size_t(first)]) << std::dec;
+    return out.str();
+  }
+  if (!accepted) return std::nullopt;
+  for (int k = 0; k < operand_count; ++k) {
+    if (!c.uses(k) || !c.writes(k) || !c.ops[std::size_t(k)].fits) continue;
+    const std::uint32_t p = poison(c.ops[std::size_t(k)].dtype);
+    std::int64_t unwritten = 0, ui = 0, uj = 0;
+    for (std::int64_t i = 0; i < c.rows(k); ++i)
+      for (std::int64_t j = 0; j < c.cols(k); ++j)
+        if (get(c, k, i, j) == p && unwritten++ == 0) ui = i, uj = j;
+    if (unwritten > 0) {
+      out << "never wrote " << unwritten << " element(s) of " << c.ops[std::size_t(k)].name << "; the first is ";
+      if (is_matrix(k)) out << "(" << ui << ", " << uj << ")";
+      else out << uj;
+      return out.str();
+    }
+  }
+  return std::nullopt;
+}
+
+// ---- the call ---------------------------------------------------------------------------
+
+namespace {
+
+nc_matrix matrix_arg(const call_spec& c, const arena& a, int k) {
+  const operand& o = c.ops[std::size_t(k)];
+  return {o.null ? nullptr : a.device(o.base), o.dtype, o.offset, o.row_stride, o.col_stride};
+}
+
+nc_vector vector_arg(const call_spec& c, const arena& a, int k) {
+  const operand& o = c.ops[std::size_t(k)];
+  return {o.null ? nullptr : a.device(o.base), o.dtype, o.offset, o.col_stride};
+}
+
+}  // namespace
+
+nc_forward_args forward_args(const call_spec& c, const arena& a) {
+  return {c.m, c.n, c.epsilon, matrix_arg(c, a, op_x), vector_arg(c, a, op_gamma), matrix_arg(c, a, op_y),
+          vector_arg(c, a, op_r), nullptr};
+}
+
+nc_backward_args backward_args(const call_spec& c, const arena& a) {
+  return {c.m,
+          c.n,
+          matrix_arg(c, a, op_x),
+          vector_arg(c, a, op_gamma),
+          matrix_arg(c, a, op_dy),
+          vector_arg(c, a, op_r),
+          matrix_arg(c, a, op_dx),
+          vector_arg(c, a, op_dgamma),
+          c.workspace_null ? nullptr : a.device(c.workspace_base),
+          c.workspace_bytes,
+          nullptr};
+}
+
+outcome execute(const kernel& k, const call_spec& c, arena& a) {
+  outcome out;
+  a.upload();
+  try {
+    if (c.backward) k.backward(backward_args(c, a));
+    else k.forward(forward_args(c, a));
+    k.synchronize();
+  } catch (const contract_error& e) {
+    out = {outcome::rejected, e.what()};
+  } catch (const kernel_error& e) {
+    out = {outcome::failed, e.what()};
+  }
+  a.download();
+  return out;
+}
+
+// ---- the contract model -----------------------------------------------------------------
+
+std::vector<rule_break> contract_breaks(const call_spec& c, const arena& a) {
+  std::vector<rule_break> breaks;
+  auto broke = [&](const std::string& rule, std::vector<std::string> names) { breaks.push_back({rule, std::move(names)}); };
+  auto op = [&](int k) -> const operand& { return c.ops[std::size_t(k)]; };
+  const std::string x = "x", gamma = "gamma";
+
+  // sizes and ε
+  if (c.m < 0) broke("m", {"m"});
+  if (c.n < 1) broke("n", {"n"});
+  if (!c.backward && !(std::isfinite(c.epsilon) && c.epsilon >= 0.0f)) broke("epsilon", {"epsilon"});
+
+  // dtypes: y, dy, dx have x's dtype; gamma is x's dtype or fp32; dgamma has gamma's; r is fp32
+  bool dtypes_ok = true;
+  auto dtype_rule = [&](bool ok, int k, const char* rule) {
+    if (!ok) broke(std::string(op(k).name) + rule, {op(k).name}), dtypes_ok = false;
+  };
+  dtype_rule(valid_dtype(op(op_x).dtype), op_x, ".dtype");
+  dtype_rule(valid_dtype(op(op_gamma).dtype), op_gamma, ".dtype");
+  if (valid_dtype(op(op_gamma).dtype))
+    dtype_rule(op(op_gamma).dtype == op(op_x).dtype || op(op_gamma).dtype == NC_F32, op_gamma, ".dtype_pair");
+  dtype_rule(op(op_r).dtype == NC_F32, op_r, ".dtype");
+  if (c.backward) {
+    dtype_rule(op(op_dy).dtype == op(op_x).dtype, op_dy, ".dtype");
+    dtype_rule(op(op_dx).dtype == op(op_x).dtype, op_dx, ".dtype");
+    dtype_rule(op(op_dgamma).dtype == op(op_gamma).dtype, op_dgamma, ".dtype");
+  } else {
+    dtype_rule(op(op_y).dtype == op(op_x).dtype, op_y, ".dtype");
+  }
+
+  // the workspace (needed is 0 when the call cannot be planned: bad sizes or dtypes)
+  if (c.backward) {
+    const std::size_t need = c.workspace_needed;
+    if (c.workspace_bytes < need) broke("workspace_bytes", {"workspace_bytes"});
+    else if (need > 0 && c.workspace_null) broke("workspace.null", {"workspace"});
+    else if (need > 0 && reinterpret_cast<std::uintptr_t>(a.device(c.workspace_base)) % 16 != 0)
+      broke("workspace.align", {"workspace"});
+  }
+  if (c.m < 0 || c.n < 1) return breaks;
+
+  // each operand's own layout; spans [first, last) of region bytes for the overlap rule
+  struct span {
+    int k;
+    wide first, last;
+  };
+  std::vector<span> spans;
+  for (int k = 0; k < operand_count; ++k) {
+    if (!c.uses(k)) continue;
+    const operand& o = op(k);
+    const std::int64_t rows = c.rows(k), cols = c.cols(k);
+    if (rows == 0 || cols == 0) continue;  // an empty operand touches nothing
+    const std::string name = o.name;
+    const wide rs = rows > 1 ? o.row_stride : 0, cs = cols > 1 ? o.col_stride : 0;
+    if (o.null) { broke(name + ".null", {name}); continue; }
+    if (o.offset < 0) { broke(name + ".offset", {name}); continue; }
+    if (o.matrix) {
+      if (o.col_stride < 1) { broke(name + ".col_stride", {name}); continue; }
+      if (rows > 1 && o.row_stride < 1) { broke(name + ".row_stride", {name}); continue; }
+    } else if (cols > 1 && o.col_stride < 1) {
+      broke(name + ".stride", {name});
+      continue;
+    }
+    // 64-bit indexing: the last element's index, and its byte offset at 4 bytes an element
+    const wide last = wide(o.offset) + (wide(rows) - 1) * rs + (wide(cols) - 1) * cs;
+    if ((last + 1) * 4 > int64_max) { broke(name + ".overflow", {name}); continue; }
+    if (o.matrix) {
+      // distinct elements: rows side by side, or columns side by side
+      const bool rows_apart = rows == 1 || wide(o.row_stride) >= (wide(cols) - 1) * o.col_stride + 1;
+      const bool cols_apart = cols == 1 || wide(o.col_stride) >= (wide(rows) - 1) * o.row_stride + 1;
+      if (!rows_apart && !cols_apart) { broke(name + ".distinct", {name}); continue; }
+    }
+    const wide size = wide(size_of(o.dtype));
+    spans.push_back({k, wide(o.base) + o.offset * size, wide(o.base) + (last + 1) * size});
+  }
+  if (!dtypes_ok) return breaks;
+
+  // an output shares no byte with any other operand (the workspace is an output)
+  constexpr int workspace_k = operand_count;
+  if (c.backward && c.workspace_needed > 0 && !c.workspace_null)
+    spans.push_back({workspace_k, c.workspace_base, wide(c.workspace_base) + wide(c.workspace_needed)});
+  auto name_of = [&](int k) { return k == workspace_k ? std::string("workspace") : std::string(op(k).name); };
+  for (const span& s : spans) {
+    if (!(s.k == workspace_k || c.writes(s.k))) continue;
+    for (const span& t : spans)
+      if (&s != &t && s.first < t.last && t.first < s.last) {
+        broke(name_of(s.k) + ".overlap", {name_of(s.k), name_of(t.k)});
+        break;
+      }
+  }
+  return breaks;
+}
+
+// ---- words ------------------------------------------------------------------------------
+
+namespace {
+
+const char* mode_name(workspace_mode m) {
+  switch (m) {
+    case workspace_mode::exact: return "exact";
+    case workspace_mode::short_by: return "short";
+    case workspace_mode::null: return "null";
+    case workspace_mode::misaligned: return "misaligned";
+    case workspace_mode::larger: return "larger";
+    case workspace_mode::none: return "none";
+    case workspace_mode::aliased: return "aliased";
+    default: return "claimed";
+  }
+}
+
+}  // namespace
+
+std::string describe(const call_spec& c) {
+  std::ostringstream out;
+  out << (c.backward ? "backward" : "forward") << " m=" << c.m << " n=" << c.n;
+  if (!c.backward) out << " eps=" << c.epsilon << " (0x" << std::hex << std::bit_cast<std::uint32_t>(c.epsilon) << std::dec << ")";
+  for (int k = 0; k < operand_count; ++k) {
+    if (!c.uses(k)) continue;
+    const operand& o = c.ops[std::size_t(k)];
+    out << " " << o.name << "{" << dtype_text(o.dtype);
+    if (o.null) out << " null";
+    else out << " @" << o.base;
+    out << " off " << o.offset;
+    if (o.matrix) out << " rs " << o.row_stride << " cs " << o.col_stride;
+    else out << " stride " << o.col_stride;
+    out << "}";
+  }
+  if (c.backward)
+    out << " workspace{" << mode_name(c.workspace) << " " << c.workspace_bytes << " of " << c.workspace_needed
+        << (c.workspace_null ? " null" : " @" + std::to_string(c.workspace_base)) << "}";
+  return out.str();
+}
+
+std::string case_lines(const call_spec& c) {
+  std::ostringstream out;
+  out << "direction = " << (c.backward ? "backward" : "forward") << "\n"
+      << "m = " << c.m << "\n"
+      << "n = " << c.n << "\n"
+      << "epsilon = " << c.epsilon << "\n"
+      << "epsilon_bits = 0x" << std::hex << std::bit_cast<std::uint32_t>(c.epsilon) << std::dec << "\n";
+  for (int k = 0; k < operand_count; ++k) {
+    if (!c.uses(k)) continue;
+    const operand& o = c.ops[std::size_t(k)];
+    const std::string p = std::string(o.name) + ".";
+    out << p << "dtype = " << dtype_text(o.dtype) << "\n"
+        << p << "data = " << (o.null ? std::string("null") : "arena+" + std::to_string(o.base)) << "\n"
+        << p << "offset = " << o.offset << "\n";
+    if (o.matrix) out << p << "row_stride = " << o.row_stride << "\n" << p << "col_stride = " << o.col_stride << "\n";
+    else out << p << "stride = " << o.col_stride << "\n";
+  }
+  if (c.backward)
+    out << "workspace.mode = " << mode_name(c.workspace) << "\n"
+        << "workspace.data = " << (c.workspace_null ? std::string("null") : "arena+" + std::to_string(c.workspace_base))
+        << "\n"
+        << "workspace.bytes = " << c.workspace_bytes << "\n"
+        << "workspace.needed = " << c.workspace_needed << "\n";
+  return out.str();
+}
+
+}  // namespace nc::fuzz

@@ -1,0 +1,25 @@
+// The differential check of a fuzz call: the exact oracle (oracles/exact.hpp) on the inputs as
+// they sit in the arena, and the bound verdict on every output element of a row in the domain.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "fuzz_call.hpp"
+#include "normcheck/oracles/exact.hpp"
+
+namespace nc::fuzz {
+
+oracle::dtype oracle_type(nc_dtype type);
+
+/// the oracle's problems over the arena's host image
+oracle::forward_problem forward_problem_of(const call_spec& c, const arena& a);
+oracle::backward_problem backward_problem_of(const call_spec& c, const arena& a);
+
+/// what the forward wrote (y, r) against the oracle: nothing if every element of every row in
+/// the domain is within its bound, else the first mismatches in words
+std::optional<std::string> compare_forward(const call_spec& c, const arena& a, const oracle::forward_result& want);
+/// what the backward wrote (dx, dgamma) likewise
+std::optional<std::string> compare_backward(const call_spec& c, const arena& a, const oracle::backward_result& want);
+
+}  // namespace nc::fuzz

@@ -1,0 +1,52 @@
+// What the fuzz targets share beyond one call: the plugin under test, the tally of what the
+// inputs reached (for the replay main's --stats and --expect), the case file of the input
+// being run, and how a violation ends the run.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fuzz_call.hpp"
+#include "normcheck/kernel.hpp"
+
+namespace nc::fuzz {
+
+/// The plugin under test, loaded once: $NORMCHECK_FUZZ_PLUGIN (a path) if set, else the
+/// shipped plugin of $NORMCHECK_FUZZ_BACKEND (simt when unset), from the build tree's lib/
+/// ($NORMCHECK_PLUGIN_DIR) or from lib/ beside the binary (OSS-Fuzz). For the simt backend the
+/// blocks run on the calling thread unless NORMCHECK_SIMT_THREADS says otherwise.
+const kernel& plugin();
+
+/// tags: counted only once enable_tags() was called (the replay main does)
+void enable_tags();
+void tag(const std::string& name);
+const std::map<std::string, std::int64_t>& tags();
+
+/// the file the replay main is running (for the reproduce line)
+void set_current_file(const std::string& path);
+
+/// The case file of the input being run: when $NORMCHECK_FUZZ_CASE_OUT names a file, the
+/// target's writer is called once before the call (a crash still leaves the file) and again
+/// with the failure's text if a violation ends the run.
+void set_case_writer(std::function<std::string(const std::string& failure)> writer);
+
+/// a violated property: prints what, where and how to reproduce, writes the case file, aborts
+/// (libFuzzer records the input as a crash)
+[[noreturn]] void violation(const char* target, const std::string& what, const std::string& call);
+
+/// the case of a call in the case-file format of harness/include/normcheck/harness/case_file.hpp
+/// (values: x and dy row-major M×N, gamma N, as bits); keys it has no field for go in metadata
+std::string case_text(const call_spec& c, const std::vector<std::uint32_t>& x, const std::vector<std::uint32_t>& gamma,
+                      const std::vector<std::uint32_t>& dy, const std::map<std::string, std::string>& metadata);
+
+/// the plugin's path as case files record it: relative to the working folder when it lies
+/// below it, else its file name (committed files hold no machine paths)
+std::string plugin_path_for_files();
+
+/// bytes as hex, for the fuzz.input metadata
+std::string hex_bytes(const std::uint8_t* data, std::size_t size);
+
+}  // namespace nc::fuzz

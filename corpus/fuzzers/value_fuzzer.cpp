@@ -1,0 +1,208 @@
+// value_fuzzer: bytes -> raw bit patterns of x, gamma and dy for a small case in any dtype; the
+// forward and backward must match the exact oracle within its bound, and a row holding NaN/Inf
+// must leave every other row bit-identical to a run without it.
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <tuple>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <optional>
+
+#include "fuzz_call.hpp"
+#include "fuzz_input.hpp"
+#include "fuzz_oracle.hpp"
+#include "fuzz_session.hpp"
+
+namespace nc::fuzz {
+namespace {
+
+constexpr const char* target = "value_fuzzer";
+
+struct value_case {
+  call_spec call;  // the forward; the backward is the same call with backward set
+  std::vector<std::uint32_t> x, gamma, dy;
+};
+
+value_case case_of(const value_input& v) {
+  static constexpr std::pair<nc_dtype, nc_dtype> pairs[] = {
+      {NC_F32, NC_F32}, {NC_F16, NC_F16}, {NC_F16, NC_F32}, {NC_BF16, NC_BF16}, {NC_BF16, NC_F32}};
+  const auto [xt, gt] = pairs[v.dtypes % 5];
+  value_case vc;
+  call_spec& c = vc.call;
+  const std::int64_t elements =
+      (v.layout & 0xf0) == value_input::large ? value_input::max_elements : value_input::small_elements;
+  c.n = 1 + v.n % elements;
+  const std::int64_t row_cap = std::min<std::int64_t>(value_input::max_rows, elements / c.n);
+  c.m = 1 + v.m % std::max<std::int64_t>(row_cap, 1);
+  switch (v.epsilon_mode % 5) {
+    case 0: c.epsilon = 1e-6f; break;
+    case 1: c.epsilon = 0.0f; break;
+    case 2: {
+      // any finite ε ≥ 0 from raw bits: the sign dropped, a non-finite value becomes the default
+      const float e = std::fabs(std::bit_cast<float>(v.epsilon_bits));
+      c.epsilon = std::isfinite(e) ? e : 1e-6f;
+      break;
+    }
+    case 3: c.epsilon = 0x1p-100f; break;
+    default: c.epsilon = 1e3f; break;
+  }
+  // dense rows; one element of offset everywhere moves every operand off 16 bytes (the strided paths)
+  const std::int64_t offset = v.layout & 1;
+  for (int k = 0; k < operand_count; ++k) {
+    operand& o = c.ops[std::size_t(k)];
+    o.name = operand_names[std::size_t(k)];
+    o.matrix = is_matrix(k);
+    o.dtype = o.matrix ? xt : k == op_r ? NC_F32 : gt;
+    o.offset = offset;
+    o.row_stride = o.matrix ? c.n : 0;
+    o.col_stride = 1;
+  }
+  // the trailing bytes as element bits, started over when they run out
+  std::size_t at = 0;
+  auto next = [&](nc_dtype t) -> std::uint32_t {
+    if (v.values.empty()) return std::uint32_t(oracle::encode(oracle_type(t), 1.0));
+    std::uint32_t bits = 0;
+    for (std::size_t b = 0; b < size_of(t); ++b) bits |= std::uint32_t(v.values[at++ % v.values.size()]) << (8 * b);
+    return bits;
+  };
+  for (std::int64_t e = 0; e < c.m * c.n; ++e) vc.x.push_back(next(xt));
+  for (std::int64_t j = 0; j < c.n; ++j) vc.gamma.push_back(next(gt));
+  for (std::int64_t e = 0; e < c.m * c.n; ++e) vc.dy.push_back(next(xt));
+  return vc;
+}
+
+struct outputs {
+  std::vector<std::uint32_t> y, r, dx, dgamma;
+};
+
+std::vector<std::uint32_t> elements(const call_spec& c, const arena& a, int k) {
+  std::vector<std::uint32_t> out;
+  for (std::int64_t i = 0; i < c.rows(k); ++i)
+    for (std::int64_t j = 0; j < c.cols(k); ++j) out.push_back(a.get(c, k, i, j));
+  return out;
+}
+
+// the forward, then the backward on the r it wrote, in one arena; every memory rule checked,
+// and (if asked) both against the exact oracle
+outputs run_pair(const kernel& k, const value_case& vc, bool with_oracle) {
+  call_spec f = vc.call;
+  f.backward = false;
+  arena a(k);
+  a.place_operands(f);
+  call_spec b = f;
+  b.backward = true;
+  b.workspace = workspace_mode::exact;
+  b.workspace_needed = k.workspace_size(backward_args(b, a));
+  if (a.place_workspace(b) && k.workspace_size(backward_args(b, a)) != b.workspace_needed)
+    violation(target, "workspace_size changed when only the pointers' values changed", describe(b));
+  for (std::int64_t i = 0; i < f.m; ++i)
+    for (std::int64_t j = 0; j < f.n; ++j) {
+      a.set(f, op_x, i, j, vc.x[std::size_t(i * f.n + j)]);
+      a.set(f, op_dy, i, j, vc.dy[std::size_t(i * f.n + j)]);
+    }
+  for (std::int64_t j = 0; j < f.n; ++j) a.set(f, op_gamma, 0, j, vc.gamma[std::size_t(j)]);
+  for (int op : {op_y, op_r, op_dx, op_dgamma}) a.fill(f, op, poison(f.ops[std::size_t(op)].dtype));
+  if (!contract_breaks(f, a).empty() || !contract_breaks(b, a).empty())
+    violation(target, "the target built a call that breaks the contract (a bug of the target)", describe(f));
+
+  for (const call_spec* c : {&f, &b}) {
+    const std::string path = c->backward ? k.backward_path(backward_args(*c, a)) : k.forward_path(forward_args(*c, a));
+    const outcome got = execute(k, *c, a);
+    if (auto problem = a.check(*c, got.result == outcome::accepted)) violation(target, *problem, describe(*c));
+    if (got.result != outcome::accepted) violation(target, "a valid call was not accepted: " + got.message, describe(*c));
+    tag(std::string(c->backward ? "backward" : "forward") + " path " + path);
+    if (!with_oracle) continue;
+    std::optional<std::string> mismatch;
+    if (c->backward) {
+      mismatch = compare_backward(*c, a, oracle::exact_backward(backward_problem_of(*c, a)));
+    } else {
+      const oracle::forward_result want = oracle::exact_forward(forward_problem_of(*c, a));
+      for (const oracle::row_status& s : want.rows)
+        tag(s.in_domain() ? "row in the domain" : "row out of the domain: " + std::string(oracle::describe(s.reason)));
+      mismatch = compare_forward(*c, a, want);
+    }
+    if (mismatch) violation(target, "disagrees with the exact oracle: " + *mismatch, describe(*c));
+  }
+  return {elements(f, a, op_y), elements(f, a, op_r), elements(f, a, op_dx), elements(f, a, op_dgamma)};
+}
+
+std::string hex(std::uint32_t bits) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%x", bits);
+  return text;
+}
+
+bool finite(nc_dtype t, std::uint32_t bits) { return std::isfinite(oracle::decode(oracle_type(t), bits)); }
+
+// rows with NaN/Inf in x or dy leave the other rows' y, r and dx as a run where those
+// elements are 1 instead
+void check_isolation(const kernel& k, const value_case& vc, const outputs& got) {
+  const call_spec& c = vc.call;
+  const nc_dtype xt = c.ops[op_x].dtype, gt = c.ops[op_gamma].dtype;
+  for (std::uint32_t g : vc.gamma)
+    if (!finite(gt, g)) return tag("isolation not applicable: gamma holds NaN/Inf");
+  std::vector<bool> bad(std::size_t(c.m), false);
+  value_case clean = vc;
+  const std::uint32_t one = std::uint32_t(oracle::encode(oracle_type(xt), 1.0));
+  for (std::int64_t e = 0; e < c.m * c.n; ++e)
+    for (auto* v : {&clean.x, &clean.dy})
+      if (!finite(xt, (*v)[std::size_t(e)])) (*v)[std::size_t(e)] = one, bad[std::size_t(e / c.n)] = true;
+  const auto bad_rows = std::count(bad.begin(), bad.end(), true);
+  if (bad_rows == 0 || bad_rows == c.m) return;
+  const outputs want = run_pair(k, clean, false);
+  for (std::int64_t i = 0; i < c.m; ++i) {
+    if (bad[std::size_t(i)]) continue;
+    for (std::int64_t j = 0; j < c.n; ++j) {
+      const std::size_t e = std::size_t(i * c.n + j);
+      for (auto [name, g, w] : {std::tuple{"y", got.y[e], want.y[e]}, std::tuple{"dx", got.dx[e], want.dx[e]}})
+        if (g != w)
+          violation(target,
+                    std::string("a row with NaN/Inf changed another row: ") + name + "(" + std::to_string(i) + ", " +
+                        std::to_string(j) + ") is 0x" + hex(g) + " with it and 0x" + hex(w) + " without",
+                    describe(c));
+    }
+    if (got.r[std::size_t(i)] != want.r[std::size_t(i)])
+      violation(target, "a row with NaN/Inf changed r[" + std::to_string(i) + "] of another row", describe(c));
+  }
+  tag("non-finite rows isolated");
+}
+
+std::string case_file_of(const value_case& vc, const std::uint8_t* data, std::size_t size, const std::string& failure) {
+  std::map<std::string, std::string> meta = {{"origin", target},
+                                             {"property", "value_fuzzer"},
+                                             {"backend", plugin().backend()},
+                                             {"kernel", plugin_path_for_files()},
+                                             {"kernel_name", plugin().name()},
+                                             {"fuzz.input", hex_bytes(data, size)}};
+  if (!failure.empty()) meta["failure"] = failure;
+  return case_text(vc.call, vc.x, vc.gamma, vc.dy, meta);
+}
+
+void run(const std::uint8_t* data, std::size_t size) {
+  const kernel& k = plugin();
+  const value_case vc = case_of(decode<value_input>(data, size));
+  set_case_writer([&](const std::string& failure) { return case_file_of(vc, data, size, failure); });
+  const call_spec& c = vc.call;
+  tag(dtype_text(c.ops[op_x].dtype) + (c.ops[op_gamma].dtype != c.ops[op_x].dtype ? "+fp32 gamma" : ""));
+  const outputs got = run_pair(k, vc, true);
+  check_isolation(k, vc, got);
+}
+
+}  // namespace
+}  // namespace nc::fuzz
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  nc::fuzz::plugin();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  try {
+    nc::fuzz::run(data, size);
+  } catch (const std::exception& e) {
+    nc::fuzz::violation(nc::fuzz::target, std::string("an unexpected exception: ") + e.what(), "(see the input)");
+  }
+  return 0;
+}

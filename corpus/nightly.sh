@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# corpus/nightly.sh: the nightly fuzz campaign (corpus/README.md).
+#
+# For each fuzz target: fuzz for a budget with libFuzzer's -fork (a crash does not end the
+# night: -ignore_crashes), merge every input that found new coverage into corpus/<target>/
+# (-merge=1), minimize each crash (-minimize_crash=1) into corpus/regressions/pending/<target>/
+# with its case file, replay the corpus on the cuda backend when a GPU is present, and write a
+# dated report: reports/fuzz/nightly-<date>.json and .md (execs/s, cov/ft, corpus growth,
+# crashes with their reproduction command).
+#
+#   corpus/nightly.sh [--budget SECONDS] [--jobs N] [--targets "contract_fuzzer value_fuzzer"]
+#                     [--build DIR] [--no-build] [--plugin PATH] [--cuda auto|yes|no]
+#                     [--cuda-build DIR] [--report-dir DIR]
+#
+#   --budget   fuzzing seconds per target (default 600)
+#   --jobs     libFuzzer -fork jobs, i.e. cores (default: all)
+#   --build    the fuzz preset's build folder (default build/fuzz); --no-build uses it as it is
+#   --plugin   fuzz this kernel plugin instead of the shipped simt one (NORMCHECK_FUZZ_PLUGIN)
+#   --cuda     replay the corpora on the cuda backend: auto (when nvidia-smi sees a GPU), yes, no
+#   --cuda-build  the cuda preset's build folder (default build/cuda)
+# Exit status: 0, or 1 when the night found a crash or the cuda replay failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+budget=600
+jobs=$(nproc)
+targets="contract_fuzzer value_fuzzer"
+build=build/fuzz
+do_build=1
+plugin=""
+cuda=auto
+cuda_build=build/cuda
+report_dir=reports/fuzz
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --budget) budget=$2; shift 2 ;;
+    --jobs) jobs=$2; shift 2 ;;
+    --targets) targets=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    --no-build) do_build=0; shift ;;
+    --plugin) plugin=$2; shift 2 ;;
+    --cuda) cuda=$2; shift 2 ;;
+    --cuda-build) cuda_build=$2; shift 2 ;;
+    --report-dir) report_dir=$2; shift 2 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    *) echo "nightly.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+log() { echo "[nightly $(date -u +%H:%M:%S)] $*" >&2; }
+
+# ---- build --------------------------------------------------------------------------------
+if [ "$do_build" = 1 ]; then
+  log "building the fuzz targets in $build"
+  if [ ! -f "$build/CMakeCache.txt" ]; then cmake --preset fuzz -B "$build" >&2; fi
+  cmake --build "$build" --target normcheck_simt $(for t in $targets; do echo "$t ${t}_replay"; done) >&2
+fi
+for t in $targets; do
+  [ -x "$build/bin/$t" ] || { echo "nightly.sh: $build/bin/$t is missing (build the fuzz preset)" >&2; exit 2; }
+done
+root=$PWD
+abs() { case "$1" in /*) echo "$1" ;; *) echo "$root/$1" ;; esac; }
+if [ -n "$plugin" ]; then export NORMCHECK_FUZZ_PLUGIN=$(abs "$plugin"); fi
+# UBSan findings are crashes, as OSS-Fuzz makes them
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+
+date_stamp=$(date -u +%Y-%m-%d)
+report=$report_dir/nightly-$date_stamp
+[ -e "$report.json" ] && report=$report_dir/nightly-$date_stamp-$(date -u +%H%M%S)
+work=$build/nightly/$(basename "$report")
+mkdir -p "$report_dir" "$work"
+started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+
+files_in() { find "$1" -type f ! -name '.*' 2>/dev/null | wc -l | tr -d ' '; }
+bytes_in() { find "$1" -type f ! -name '.*' -printf '%s\n' 2>/dev/null | awk '{s += $1} END {print s + 0}'; }
+json_string() { printf '"%s"' "$(printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' | tr -d '\n\r\t')"; }
+# a status line of fork mode: "#N: cov: C ft: F corp: K exec/s E oom/timeout/crash: a/b/c time: Ts ..."
+field() { sed -n "s/.* $1 \([0-9]*\).*/\1/p" <<<"$2"; }
+
+summary_json=()
+summary_md=()
+crash_md=()
+found=0
+
+for t in $targets; do
+  corpus=corpus/$t
+  regressions=corpus/regressions/$t
+  pending=corpus/regressions/pending/$t
+  tw=$work/$t
+  mkdir -p "$tw/new" "$tw/artifacts" "$tw/minimized" "$corpus" "$regressions"
+  files_before=$(files_in "$corpus")
+  bytes_before=$(bytes_in "$corpus")
+
+  # -- fuzz: new inputs land in $tw/new, the committed corpus and the regressions seed it
+  log "$t: fuzzing for ${budget}s on $jobs job(s) (corpus: $files_before files)"
+  fuzz_log=$tw/fuzz.log
+  set +e
+  (cd "$tw" && "$(abs "$build")/bin/$t" -fork="$jobs" -max_total_time="$budget" \
+      -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+      -timeout=10 -rss_limit_mb=4096 -max_len=$([ "$t" = value_fuzzer ] && echo 40000 || echo 4096) \
+      -dict="$root/corpus/fuzzers/$t.dict" -artifact_prefix=artifacts/ -print_final_stats=1 \
+      new "$root/$corpus" "$root/$regressions") >"$fuzz_log" 2>&1
+  fuzz_status=$?
+  set -e
+  status_lines=$(grep -E '^#[0-9]+: cov: ' "$fuzz_log" || true)
+  first=$(head -n 1 <<<"$status_lines")
+  last=$(tail -n 1 <<<"$status_lines")
+  execs=$(sed -n 's/^#\([0-9]*\):.*/\1/p' <<<"$last")
+  seconds=$(sed -n 's/.* time: \([0-9]*\)s.*/\1/p' <<<"$last")
+  execs=${execs:-0}; seconds=${seconds:-0}
+  execs_per_s=$([ "$seconds" -gt 0 ] && echo $((execs / seconds)) || echo 0)
+  per_core=$([ "$jobs" -gt 0 ] && echo $((execs_per_s / jobs)) || echo 0)
+  cov_start=$(field cov: "$first"); ft_start=$(field ft: "$first")
+  cov_end=$(field cov: "$last"); ft_end=$(field ft: "$last")
+  log "$t: $execs execs in ${seconds}s ($execs_per_s/s), cov ${cov_start:-?} -> ${cov_end:-?}, ft ${ft_start:-?} -> ${ft_end:-?} (libFuzzer exit $fuzz_status)"
+
+  # -- merge what found new coverage into the committed corpus
+  merge_log=$tw/merge.log
+  "$build/bin/$t" -merge=1 -merge_control_file="$tw/merge.control" -timeout=10 -rss_limit_mb=4096 \
+    "$corpus" "$tw/new" >"$merge_log" 2>&1 || log "$t: merge exited $? (see $merge_log)"
+  new_inputs=$(sed -n 's/^MERGE-OUTER: \([0-9]*\) new files.*/\1/p' "$merge_log" | tail -n 1)
+  new_features=$(sed -n 's/^MERGE-OUTER: [0-9]* new files with \([0-9]*\) new features.*/\1/p' "$merge_log" | tail -n 1)
+  files_after=$(files_in "$corpus")
+  bytes_after=$(bytes_in "$corpus")
+  log "$t: merged ${new_inputs:-0} new input(s) (${new_features:-0} new features): $files_before -> $files_after files"
+
+  # -- minimize each crash, one regression per distinct failure
+  crashes_json=()
+  seen=""
+  for artifact in "$tw"/artifacts/crash-* "$tw"/artifacts/leak-* "$tw"/artifacts/timeout-* "$tw"/artifacts/oom-*; do
+    [ -f "$artifact" ] || continue
+    kind=$(basename "$artifact" | cut -d- -f1)
+    min=$tw/minimized/$(basename "$artifact")
+    "$build/bin/$t" -minimize_crash=1 -max_total_time=120 -runs=20000 -timeout=10 \
+      -exact_artifact_path="$min" "$artifact" >"$min.log" 2>&1 || true
+    [ -s "$min" ] || cp "$artifact" "$min"
+    replay_log=$min.replay.log
+    NORMCHECK_FUZZ_CASE_OUT=$min.case "$build/bin/${t}_replay" "$min" >"$replay_log" 2>&1 || true
+    signature=$(grep -m 1 -A 1 'VIOLATION in' "$replay_log" | tail -n 1 | sed 's/^ *//' || true)
+    [ -n "$signature" ] || signature=$(grep -m 1 -E '^SUMMARY: |runtime error:|ERROR: (Address|Leak)Sanitizer' "$replay_log" || true)
+    [ -n "$signature" ] || signature="$kind (not reproduced by ${t}_replay)"
+    key=$(sed 's/[0-9]\+/N/g' <<<"$signature")
+    if grep -qxF -- "$key" <<<"$seen"; then continue; fi
+    seen=$seen$'\n'$key
+    found=1
+    name=$t-$date_stamp-$(sha1sum "$min" | cut -c1-8)
+    mkdir -p "$pending"
+    cp "$min" "$pending/$name"
+    { [ -f "$min.case" ] && cat "$min.case"
+      echo "# found by corpus/nightly.sh on $date_stamp ($kind), minimized from $(basename "$artifact")"
+      echo "# signature: $signature"
+      echo "# reproduce: $build/bin/${t}_replay $pending/$name"; } >"$pending/$name.case"
+    reproduce="${plugin:+NORMCHECK_FUZZ_PLUGIN=$plugin }$build/bin/${t}_replay $pending/$name"
+    log "$t: $kind -> $pending/$name: $signature"
+    crashes_json+=("{\"kind\": $(json_string "$kind"), \"file\": $(json_string "$pending/$name"), \"bytes\": $(stat -c %s "$min"), \"signature\": $(json_string "$signature"), \"reproduce\": $(json_string "$reproduce")}")
+    crash_md+=("| $t | $kind | \`$pending/$name\` ($(stat -c %s "$min") bytes) | $(sed 's/|/\\|/g' <<<"$signature") | \`$reproduce\` |")
+  done
+
+  summary_json+=("{\"target\": $(json_string "$t"), \"budget_s\": $budget, \"jobs\": $jobs, \"seconds\": $seconds, \"execs\": $execs, \"execs_per_s\": $execs_per_s, \"execs_per_s_per_core\": $per_core, \"cov_start\": ${cov_start:-null}, \"cov_end\": ${cov_end:-null}, \"ft_start\": ${ft_start:-null}, \"ft_end\": ${ft_end:-null}, \"corpus_files_before\": $files_before, \"corpus_files_after\": $files_after, \"corpus_bytes_before\": $bytes_before, \"corpus_bytes_after\": $bytes_after, \"new_inputs\": ${new_inputs:-0}, \"new_features\": ${new_features:-0}, \"crashes\": [$(IFS=,; echo "${crashes_json[*]:-}")], \"libfuzzer_exit\": $fuzz_status}")
+  summary_md+=("| $t | ${seconds}s × $jobs | $execs | $execs_per_s ($per_core/core) | ${cov_start:-?} → ${cov_end:-?} | ${ft_start:-?} → ${ft_end:-?} | $files_before → $files_after | ${new_inputs:-0} | ${#crashes_json[@]} |")
+done
+
+# ---- the corpora on the cuda backend --------------------------------------------------------
+gpu_json="null"
+gpu_md="not run (no GPU)"
+if [ "$cuda" = yes ] || { [ "$cuda" = auto ] && command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; }; then
+  if [ "$do_build" = 1 ]; then
+    log "building the replay binaries and the cuda plugin in $cuda_build"
+    command -v nvcc >/dev/null || export PATH="$PATH:/usr/local/cuda/bin"
+    [ -f "$cuda_build/CMakeCache.txt" ] || cmake --preset cuda -B "$cuda_build" >&2
+    cmake --build "$cuda_build" --target normcheck_cuda $(for t in $targets; do echo "${t}_replay"; done) >&2
+  fi
+  gpu_entries=()
+  gpu_rows=()
+  for t in $targets; do
+    gpu_log=$work/$t/cuda-replay.log
+    set +e
+    NORMCHECK_FUZZ_BACKEND=cuda "$cuda_build/bin/${t}_replay" corpus/$t corpus/regressions/$t >"$gpu_log" 2>&1
+    rc=$?
+    set -e
+    line=$(grep -m 1 '^replayed ' "$gpu_log" || tail -n 1 "$gpu_log")
+    [ $rc = 0 ] || found=1
+    log "$t on cuda: exit $rc: $line"
+    gpu_entries+=("{\"target\": $(json_string "$t"), \"exit\": $rc, \"result\": $(json_string "$line")}")
+    gpu_rows+=("$t: exit $rc, $line")
+  done
+  gpu_json="[$(IFS=,; echo "${gpu_entries[*]}")]"
+  gpu_md=$(printf -- '- %s\n' "${gpu_rows[@]}")
+fi
+
+# ---- the report -----------------------------------------------------------------------------
+finished=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+kernel_under_test=${plugin:-"$build/lib/libnormcheck_simt.so (shipped simt)"}
+{
+  echo "{"
+  echo "  \"kind\": \"normcheck nightly fuzz campaign\","
+  echo "  \"started\": \"$started\", \"finished\": \"$finished\", \"commit\": \"$commit\","
+  echo "  \"kernel\": $(json_string "$kernel_under_test"), \"host_cores\": $(nproc),"
+  echo "  \"targets\": ["
+  for i in "${!summary_json[@]}"; do echo "    ${summary_json[$i]}$([ "$i" -lt $((${#summary_json[@]} - 1)) ] && echo ,)"; done
+  echo "  ],"
+  echo "  \"cuda_replay\": $gpu_json"
+  echo "}"
+} >"$report.json"
+{
+  echo "# normcheck nightly fuzz campaign, $date_stamp"
+  echo
+  echo "Commit \`$commit\`, kernel \`$kernel_under_test\`, $started to $finished, $(nproc) host cores."
+  echo "Written by \`corpus/nightly.sh --budget $budget --jobs $jobs\`; the JSON beside this file holds the same figures."
+  echo
+  echo "| target | fuzzed | execs | execs/s | cov | ft | corpus files | new inputs | crashes |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  printf '%s\n' "${summary_md[@]}"
+  echo
+  echo "cov and ft are libFuzzer's coverage counters (edges, features) at the start and the end of the"
+  echo "run; new inputs are those \`-merge=1\` added to \`corpus/<target>/\`."
+  echo
+  echo "## Crashes"
+  echo
+  if [ ${#crash_md[@]} -eq 0 ]; then
+    echo "None."
+  else
+    echo "| target | kind | minimized input (case file beside it) | failure | reproduce |"
+    echo "|---|---|---|---|---|"
+    printf '%s\n' "${crash_md[@]}"
+  fi
+  echo
+  echo "## The corpora on the cuda backend"
+  echo
+  echo "$gpu_md"
+} >"$report.md"
+log "report: $report.json, $report.md"
+exit $found

@@ -1,0 +1,783 @@
+// normcheck bench: the source document's benchmark protocol, run on a loaded kernel plugin
+// (default: the shipped cuda plugin) through the C++ API, timed with CUDA events.
+//
+// Protocol. For every shape M×N and dtype (gamma in x's dtype, epsilon 1e-6): 20 warm-up
+// calls, then 50 samples; a sample is cudaEventRecord(start) on the default stream, 20
+// calls back to back with no synchronization between them, cudaEventRecord(stop),
+// cudaEventSynchronize(stop), and its value is the elapsed time / 20. The figure is the
+// median of the 50 samples (min and max go to the JSON). The counts are options.
+//
+// Inside the timed region (whole calls, as the document timed its autograd call):
+//   fwd      one forward() through the plugin table: its host-side contract and pointer
+//            checks, the path choice, the kernel launch.
+//   fwd+bwd  forward(), then workspace_size() (the workspace query), then backward(): its
+//            host checks and its two kernels (dx with the dgamma partial table, then the
+//            column reduction into dgamma). The workspace comes from a cache filled once
+//            per input set before timing at the size the query returns, as PyTorch's
+//            caching allocator served the document's autograd call; every call still
+//            makes the query and grows the cache if it ever asked for more. With
+//            --alloc-per-call the plugin's alloc() and free() of the workspace (cudaMalloc,
+//            cudaFree) are inside every call instead.
+// Outside it: allocating x, dy, gamma, y, r, dx, dgamma (one set of each per input set),
+// filling the inputs with random values (never zeros) and poisoning the outputs.
+//
+// Bytes, counted as BASELINE.md does (the fewest bytes a call must move; gamma, r, dgamma
+// and the workspace are ignored), s being the bytes of one element of x:
+//   fwd      read x + write y                                 = 2·M·N·s
+//   fwd+bwd  fwd + read x and dy + write dx                   = 5·M·N·s
+// GB/s = bytes / median time (1 GB = 1e9 bytes). "% copy" is that over the device-to-device
+// copy bandwidth measured in the same run: cudaMemcpyAsync of a 1 GiB buffer, bytes read +
+// bytes written (2 GiB a copy), median of 10 copies after 3 warm-up copies.
+//
+// Cache. If a forward working set (x and y) fits in the L2 budget (--l2-mb, 60 MB), the
+// calls rotate among ceil(2·L2 / (2·M·N·s)) input sets (at most 1024), each with its own
+// inputs and outputs, so that a call never finds its operands left in L2 by the previous
+// one. torch_peer.py uses the same rule.
+//
+// After timing, rows 0, M/2 and M-1 of y and dx of the first input set are checked
+// against a double-precision loop on the host (a spot check that the timed calls computed
+// the operator and wrote their outputs, not the correctness harness).
+#include "bench/bench.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "normcheck/kernel.hpp"
+
+namespace nc::bench {
+namespace {
+
+// ---------------------------------------------------------------- CUDA checks
+
+// the file's name without its folders: error messages never carry machine paths
+constexpr const char* base_name(const char* path) {
+  const char* base = path;
+  for (const char* p = path; *p; ++p)
+    if (*p == '/') base = p + 1;
+  return base;
+}
+
+void cuda_check(cudaError_t e, const char* call, const char* file, int line) {
+  if (e == cudaSuccess) return;
+  throw std::runtime_error(std::string(call) + " failed at " + base_name(file) + ":" + std::to_string(line) +
+                           ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
+}
+
+#define NC_CUDA(call) ::nc::bench::cuda_check((call), #call, __FILE__, __LINE__)
+
+// ---------------------------------------------------------------- options
+
+struct shape {
+  std::int64_t m, n;
+};
+
+struct options {
+  std::string kernel_path;  // empty: the shipped cuda plugin
+  std::vector<shape> shapes{{128, 257}, {4096, 4096}, {32768, 4096}, {16384, 8192}, {65536, 1024}, {8192, 16384}};
+  std::vector<nc_dtype> dtypes{NC_F32, NC_F16, NC_BF16};
+  int warmup = 20, samples = 50, calls = 20;
+  std::string out = "reports/bench";
+  std::string commit;
+  double l2_mb = 60;
+  bool alloc_per_call = false;
+};
+
+constexpr float epsilon = 1e-6f;
+constexpr int copy_warmup = 3, copy_samples = 10;
+constexpr std::size_t copy_bytes = std::size_t(1) << 30;
+constexpr std::int64_t max_input_sets = 1024;
+
+const char* usage =
+    "usage: normcheck bench [options]\n"
+    "Times forward and forward+backward of a kernel plugin on the CUDA device with the\n"
+    "document's protocol and writes a Markdown table (stdout and OUT/normcheck.md) and\n"
+    "OUT/normcheck.json.\n"
+    "  --kernel PATH     plugin to time (default: the shipped cuda plugin)\n"
+    "  --shapes LIST     MxN,MxN,... (default 128x257,4096x4096,32768x4096,16384x8192,\n"
+    "                    65536x1024,8192x16384)\n"
+    "  --dtypes LIST     fp32,fp16,bf16 (default all three; gamma in x's dtype)\n"
+    "  --warmup N        warm-up calls before each timing (default 20)\n"
+    "  --samples N       samples per timing; the median is reported (default 50)\n"
+    "  --calls N         calls per sample (default 20)\n"
+    "  --out DIR         folder of the reports (default reports/bench)\n"
+    "  --commit TEXT     git commit to stamp the reports with\n"
+    "  --l2-mb MB        rotate input sets while x and y fit in this much L2 (default 60)\n"
+    "  --alloc-per-call  alloc() and free() the backward workspace inside every timed call\n"
+    "Exit status: 0 all rows timed and spot-checked, 1 a row failed, 2 usage, 77 no device.\n";
+
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  std::string part;
+  std::istringstream in(text);
+  while (std::getline(in, part, sep))
+    if (!part.empty()) parts.push_back(part);
+  return parts;
+}
+
+std::int64_t parse_int(const std::string& option, const std::string& text, std::int64_t min) {
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty() || v < min)
+    throw usage_error(option + " '" + text + "': need an integer >= " + std::to_string(min));
+  return v;
+}
+
+std::optional<nc_dtype> parse_dtype(const std::string& s) {
+  if (s == "fp32" || s == "f32" || s == "float32" || s == "float") return NC_F32;
+  if (s == "fp16" || s == "f16" || s == "float16" || s == "half") return NC_F16;
+  if (s == "bf16" || s == "bfloat16") return NC_BF16;
+  return std::nullopt;
+}
+
+// the dtype's name as torch spells it, so both reports join on it
+const char* dtype_label(nc_dtype t) { return t == NC_F32 ? "float32" : t == NC_F16 ? "float16" : "bfloat16"; }
+std::size_t dtype_bytes(nc_dtype t) { return t == NC_F32 ? 4 : 2; }
+
+options parse(int argc, char** argv, bool& help) {
+  options o;
+  int i = 0;
+  if (argc > 0 && std::string(argv[0]) == "bench") i = 1;
+  for (; i < argc; ++i) {
+    std::string arg = argv[i], value;
+    const bool has_inline = arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos;
+    if (has_inline) value = arg.substr(arg.find('=') + 1), arg = arg.substr(0, arg.find('='));
+    auto next = [&]() -> std::string {
+      if (has_inline) return value;
+      if (i + 1 >= argc) throw usage_error(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--help" || arg == "-h") help = true;
+    else if (arg == "--kernel") o.kernel_path = next();
+    else if (arg == "--out") o.out = next();
+    else if (arg == "--commit") o.commit = next();
+    else if (arg == "--warmup") o.warmup = int(parse_int(arg, next(), 0));
+    else if (arg == "--samples") o.samples = int(parse_int(arg, next(), 1));
+    else if (arg == "--calls") o.calls = int(parse_int(arg, next(), 1));
+    else if (arg == "--l2-mb") o.l2_mb = double(parse_int(arg, next(), 0));
+    else if (arg == "--alloc-per-call") o.alloc_per_call = true;
+    else if (arg == "--shapes") {
+      o.shapes.clear();
+      for (const std::string& s : split(next(), ',')) {
+        const auto x = s.find_first_of("xX");
+        if (x == std::string::npos) throw usage_error("--shapes '" + s + "': need MxN, e.g. 4096x4096");
+        o.shapes.push_back({parse_int("--shapes M", s.substr(0, x), 1), parse_int("--shapes N", s.substr(x + 1), 1)});
+      }
+      if (o.shapes.empty()) throw usage_error("--shapes: need at least one MxN");
+    } else if (arg == "--dtypes") {
+      o.dtypes.clear();
+      for (const std::string& s : split(next(), ',')) {
+        const auto t = parse_dtype(s);
+        if (!t) throw usage_error("--dtypes '" + s + "': need fp32, fp16 or bf16");
+        o.dtypes.push_back(*t);
+      }
+      if (o.dtypes.empty()) throw usage_error("--dtypes: need at least one dtype");
+    } else {
+      throw usage_error("unknown option '" + arg + "'");
+    }
+  }
+  return o;
+}
+
+// ---------------------------------------------------------------- host data
+
+std::uint16_t float_to_bf16(float f) {
+  std::uint32_t b;
+  std::memcpy(&b, &f, 4);
+  if ((b & 0x7fffffffu) > 0x7f800000u) return std::uint16_t((b >> 16) | 0x40);  // quiet NaN
+  b += 0x7fffu + ((b >> 16) & 1u);                                               // round to nearest even
+  return std::uint16_t(b >> 16);
+}
+
+float bf16_to_float(std::uint16_t h) {
+  const std::uint32_t b = std::uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+std::uint16_t float_to_half(float f) {
+  std::uint32_t b;
+  std::memcpy(&b, &f, 4);
+  const std::uint32_t sign = (b >> 16) & 0x8000u, mag = b & 0x7fffffffu;
+  if (mag > 0x7f800000u) return std::uint16_t(sign | 0x7e00u);   // NaN
+  if (mag >= 0x477ff000u) return std::uint16_t(sign | 0x7c00u);  // >= 65520 rounds to infinity
+  if (mag < 0x38800000u) {                                       // below 2^-14: a half subnormal
+    float a;
+    std::memcpy(&a, &mag, 4);
+    return std::uint16_t(sign | std::uint32_t(std::nearbyint(a * 16777216.0f)));  // units of 2^-24, RNE
+  }
+  std::uint32_t h = (((mag >> 23) - 112u) << 10) | ((mag >> 13) & 0x3ffu);
+  const std::uint32_t rest = mag & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // round to nearest even
+  return std::uint16_t(sign | h);
+}
+
+float half_to_float(std::uint16_t h) {
+  const int exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  float v = exp == 0 ? std::ldexp(float(man), -24)
+            : exp == 31 ? (man ? NAN : INFINITY)
+                        : std::ldexp(float(man | 0x400), exp - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+double load(nc_dtype t, const std::vector<unsigned char>& bytes, std::int64_t i) {
+  if (t == NC_F32) {
+    float f;
+    std::memcpy(&f, bytes.data() + 4 * i, 4);
+    return f;
+  }
+  std::uint16_t h;
+  std::memcpy(&h, bytes.data() + 2 * i, 2);
+  return t == NC_F16 ? half_to_float(h) : bf16_to_float(h);
+}
+
+std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// count values uniform in [lo, hi), stored in dtype t; chunks filled on all cores
+std::vector<unsigned char> random_values(nc_dtype t, std::int64_t count, float lo, float hi, std::uint64_t seed) {
+  std::vector<unsigned char> out(std::size_t(count) * dtype_bytes(t));
+  const std::int64_t chunk = 1 << 20;
+  const std::int64_t chunks = (count + chunk - 1) / chunk;
+  auto fill = [&](std::int64_t first_chunk, std::int64_t step) {
+    for (std::int64_t c = first_chunk; c < chunks; c += step) {
+      std::uint64_t state = seed * 0x100000001b3ull + std::uint64_t(c);
+      for (std::int64_t i = c * chunk; i < std::min(count, (c + 1) * chunk); ++i) {
+        const float u = float(splitmix64(state) >> 40) * 0x1p-24f;  // [0, 1)
+        const float v = lo + (hi - lo) * u;
+        if (t == NC_F32) std::memcpy(out.data() + 4 * i, &v, 4);
+        else {
+          const std::uint16_t h = t == NC_F16 ? float_to_half(v) : float_to_bf16(v);
+          std::memcpy(out.data() + 2 * i, &h, 2);
+        }
+      }
+    }
+  };
+  const std::int64_t workers =
+      std::min<std::int64_t>(chunks, std::max(1u, std::min(32u, std::thread::hardware_concurrency())));
+  std::vector<std::thread> pool;
+  for (std::int64_t w = 1; w < workers; ++w) pool.emplace_back(fill, w, workers);
+  fill(0, workers);
+  for (auto& th : pool) th.join();
+  return out;
+}
+
+// ---------------------------------------------------------------- plugin memory
+
+// a block of plugin memory, freed when it goes
+class device_block {
+ public:
+  device_block(const kernel& k, std::size_t bytes) : k_(&k), bytes_(bytes) {
+    if (bytes > 0) p_ = k.alloc(bytes);
+  }
+  ~device_block() { release(); }
+  device_block(device_block&& o) noexcept : k_(o.k_), p_(std::exchange(o.p_, nullptr)), bytes_(o.bytes_) {}
+  device_block& operator=(device_block&& o) noexcept {
+    if (this != &o) release(), k_ = o.k_, p_ = std::exchange(o.p_, nullptr), bytes_ = o.bytes_;
+    return *this;
+  }
+  void* get() const { return p_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void release() noexcept {
+    if (p_ == nullptr) return;
+    try {
+      k_->free(p_);
+    } catch (const std::exception& e) {
+      std::cerr << "normcheck bench: " << e.what() << "\n";
+    }
+    p_ = nullptr;
+  }
+  const kernel* k_;
+  void* p_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// one input set: its operands carved out of one block, its workspace in another
+struct input_set {
+  device_block block;
+  device_block workspace;
+  nc_forward_args fwd{};
+  nc_backward_args bwd{};
+};
+
+struct host_inputs {
+  std::vector<unsigned char> x, dy, gamma;
+};
+
+constexpr std::size_t align_up(std::size_t v) { return (v + 255) / 256 * 256; }
+
+input_set make_set(const kernel& k, std::int64_t m, std::int64_t n, nc_dtype t, std::uint64_t seed,
+                   host_inputs* keep) {
+  const std::size_t s = dtype_bytes(t);
+  const std::size_t mat = align_up(std::size_t(m) * std::size_t(n) * s), vec = align_up(std::size_t(n) * s),
+                    rows = align_up(std::size_t(m) * 4);
+  input_set set{device_block(k, 4 * mat + 2 * vec + rows), device_block(k, 0)};
+  char* base = static_cast<char*>(set.block.get());
+  void *x = base, *dy = base + mat, *y = base + 2 * mat, *dx = base + 3 * mat;
+  void *gamma = base + 4 * mat, *dgamma = base + 4 * mat + vec, *r = base + 4 * mat + 2 * vec;
+
+  host_inputs in{random_values(t, m * n, -2.0f, 2.0f, 3 * seed + 1), random_values(t, m * n, -1.0f, 1.0f, 3 * seed + 2),
+                 random_values(t, n, 0.5f, 1.5f, 3 * seed + 3)};
+  k.upload(x, in.x.data(), in.x.size());
+  k.upload(dy, in.dy.data(), in.dy.size());
+  k.upload(gamma, in.gamma.data(), in.gamma.size());
+  // outputs poisoned with 0xFF bytes (NaN in every dtype): an unwritten element shows
+  NC_CUDA(cudaMemset(y, 0xFF, 2 * mat));          // y and dx, adjacent
+  NC_CUDA(cudaMemset(dgamma, 0xFF, vec + rows));  // dgamma and r, adjacent
+  if (keep) *keep = std::move(in);
+
+  const nc_matrix mx{x, t, 0, n, 1}, mdy{dy, t, 0, n, 1}, my{y, t, 0, n, 1}, mdx{dx, t, 0, n, 1};
+  const nc_vector vg{gamma, t, 0, 1}, vdg{dgamma, t, 0, 1}, vr{r, NC_F32, 0, 1};
+  set.fwd = {m, n, epsilon, mx, vg, my, vr, nullptr};
+  set.bwd = {m, n, mx, vg, mdy, vr, mdx, vdg, nullptr, 0, nullptr};
+  set.workspace = device_block(k, k.workspace_size(set.bwd));
+  set.bwd.workspace = set.workspace.get();
+  set.bwd.workspace_bytes = set.workspace.bytes();
+  return set;
+}
+
+// ---------------------------------------------------------------- timing
+
+struct timing {
+  double median_us = 0, min_us = 0, max_us = 0;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+class event_pair {
+ public:
+  event_pair() {
+    NC_CUDA(cudaEventCreate(&start));
+    NC_CUDA(cudaEventCreate(&stop));
+  }
+  ~event_pair() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  event_pair(const event_pair&) = delete;
+  event_pair& operator=(const event_pair&) = delete;
+  cudaEvent_t start{}, stop{};
+};
+
+// warmup calls, then samples of `calls` calls each between two events on the default stream
+template <class F>
+timing time_calls(F&& call, int warmup, int samples, int calls) {
+  for (int i = 0; i < warmup; ++i) call();
+  NC_CUDA(cudaDeviceSynchronize());
+  event_pair ev;
+  std::vector<double> us;
+  for (int s = 0; s < samples; ++s) {
+    NC_CUDA(cudaEventRecord(ev.start, nullptr));
+    for (int c = 0; c < calls; ++c) call();
+    NC_CUDA(cudaEventRecord(ev.stop, nullptr));
+    NC_CUDA(cudaEventSynchronize(ev.stop));
+    float ms = 0;
+    NC_CUDA(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+    us.push_back(double(ms) * 1000.0 / calls);
+  }
+  NC_CUDA(cudaGetLastError());
+  return {median(us), *std::min_element(us.begin(), us.end()), *std::max_element(us.begin(), us.end())};
+}
+
+// device-to-device copy bandwidth in GB/s: bytes read + bytes written over the median time
+double copy_bandwidth(const kernel& k, double& median_us) {
+  device_block src(k, copy_bytes), dst(k, copy_bytes);
+  NC_CUDA(cudaMemset(src.get(), 0x5A, copy_bytes));
+  NC_CUDA(cudaMemset(dst.get(), 0xA5, copy_bytes));
+  auto copy = [&] { NC_CUDA(cudaMemcpyAsync(dst.get(), src.get(), copy_bytes, cudaMemcpyDeviceToDevice, nullptr)); };
+  const timing t = time_calls(copy, copy_warmup, copy_samples, 1);
+  median_us = t.median_us;
+  return 2.0 * double(copy_bytes) / (t.median_us * 1e3);
+}
+
+// ---------------------------------------------------------------- spot check
+
+struct spot {
+  bool pass = true;
+  double worst = 0;  // max |got - ref| / (atol + rtol |ref|); <= 1 passes
+  std::string what;
+};
+
+void spot_check(const kernel& k, const input_set& set, const host_inputs& in, nc_dtype t, spot& out) {
+  const std::int64_t m = set.fwd.m, n = set.fwd.n;
+  const std::size_t s = dtype_bytes(t), row_bytes = std::size_t(n) * s;
+  const double atol = t == NC_F32 ? 1e-4 : t == NC_F16 ? 5e-3 : 2e-2, rtol = atol;
+  std::vector<unsigned char> y(row_bytes), dx(row_bytes);
+  for (std::int64_t i : {std::int64_t(0), m / 2, m - 1}) {
+    k.download(y.data(), static_cast<const char*>(set.fwd.y.data) + i * row_bytes, row_bytes);
+    k.download(dx.data(), static_cast<const char*>(set.bwd.dx.data) + i * row_bytes, row_bytes);
+    double sum_sq = 0, sum_ux = 0;
+    for (std::int64_t j = 0; j < n; ++j) {
+      const double x = load(t, in.x, i * n + j), g = load(t, in.gamma, j), dy = load(t, in.dy, i * n + j);
+      sum_sq += x * x, sum_ux += dy * g * x;
+    }
+    const double r = 1.0 / std::sqrt(sum_sq / double(n) + double(epsilon)), mean_ux = sum_ux / double(n);
+    for (std::int64_t j = 0; j < n; ++j) {
+      const double x = load(t, in.x, i * n + j), g = load(t, in.gamma, j), dy = load(t, in.dy, i * n + j);
+      const double ref_y = x * r * g, ref_dx = r * dy * g - x * r * r * r * mean_ux;
+      for (auto [name, got, ref] : {std::tuple{"y", load(t, y, j), ref_y}, std::tuple{"dx", load(t, dx, j), ref_dx}}) {
+        const double score = std::fabs(got - ref) / (atol + rtol * std::fabs(ref));
+        if (!(score <= 1.0) && out.pass) {  // NaN fails too
+          out.pass = false;
+          std::ostringstream w;
+          w << name << "[" << i << "," << j << "] = " << got << ", expected " << ref;
+          out.what = w.str();
+        }
+        if (score > out.worst || std::isnan(score)) out.worst = std::isnan(score) ? INFINITY : score;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- one row
+
+struct row {
+  shape sh{};
+  nc_dtype t = NC_F32;
+  std::int64_t input_sets = 0;
+  std::size_t workspace_bytes = 0;
+  timing fwd, fwd_bwd;
+  double fwd_bytes = 0, fwd_bwd_bytes = 0;
+  std::string fwd_path, bwd_path;
+  spot check;
+  std::string error;  // empty: timed
+  bool ok() const { return error.empty() && check.pass; }
+};
+
+std::int64_t rotation_sets(std::int64_t m, std::int64_t n, std::size_t s, double l2_bytes) {
+  const double working = 2.0 * double(m) * double(n) * double(s);  // x and y
+  if (working > l2_bytes) return 1;
+  return std::min<std::int64_t>(max_input_sets, std::int64_t(std::ceil(2.0 * l2_bytes / working)));
+}
+
+row bench_row(const kernel& k, const options& o, shape sh, nc_dtype t) {
+  row out;
+  out.sh = sh, out.t = t;
+  const std::size_t s = dtype_bytes(t);
+  const double elems = double(sh.m) * double(sh.n);
+  out.fwd_bytes = 2.0 * elems * double(s);
+  out.fwd_bwd_bytes = 5.0 * elems * double(s);
+  try {
+    out.input_sets = rotation_sets(sh.m, sh.n, s, o.l2_mb * 1e6);
+    std::vector<input_set> sets;
+    host_inputs first;
+    for (std::int64_t i = 0; i < out.input_sets; ++i)
+      sets.push_back(make_set(k, sh.m, sh.n, t, std::uint64_t(i + 1), i == 0 ? &first : nullptr));
+    out.workspace_bytes = sets[0].workspace.bytes();
+    out.fwd_path = k.forward_path(sets[0].fwd);
+    out.bwd_path = k.backward_path(sets[0].bwd);
+
+    std::size_t next = 0;
+    auto pick = [&]() -> input_set& { return sets[std::exchange(next, (next + 1) % sets.size())]; };
+    out.fwd = time_calls([&] { k.forward(pick().fwd); }, o.warmup, o.samples, o.calls);
+
+    next = 0;
+    auto fwd_bwd = [&] {
+      input_set& set = pick();
+      k.forward(set.fwd);
+      const std::size_t need = k.workspace_size(set.bwd);
+      if (o.alloc_per_call) {
+        device_block w(k, need);
+        set.bwd.workspace = w.get(), set.bwd.workspace_bytes = need;
+        k.backward(set.bwd);
+        return;  // w frees here, inside the call
+      }
+      if (need > set.workspace.bytes()) set.workspace = device_block(k, need);  // the cache grows
+      set.bwd.workspace = set.workspace.get(), set.bwd.workspace_bytes = set.workspace.bytes();
+      k.backward(set.bwd);
+    };
+    out.fwd_bwd = time_calls(fwd_bwd, o.warmup, o.samples, o.calls);
+    k.synchronize();
+    spot_check(k, sets[0], first, t, out.check);
+  } catch (const std::exception& e) {
+    out.error = e.what();
+    (void)cudaGetLastError();  // clear a non-sticky error so the next row starts clean
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- reports
+
+struct stamp {
+  std::string date, device, driver, runtime, commit, plugin_name, plugin_backend, plugin_file;
+  int cc_major = 0, cc_minor = 0, sms = 0;
+  std::size_t l2_bytes = 0, memory_bytes = 0;
+  double copy_gbps = 0, copy_us = 0;
+};
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string cuda_version(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+// the kernel driver's version ("580.65.06") from /proc, or "" where it is not there
+std::string nvidia_driver_version() {
+  std::ifstream in("/proc/driver/nvidia/version");
+  std::string line, token;
+  if (!std::getline(in, line)) return "";
+  std::istringstream words(line);
+  while (words >> token)
+    if (std::isdigit(static_cast<unsigned char>(token[0])) && token.find('.') != std::string::npos &&
+        token.find_first_not_of("0123456789.") == std::string::npos)
+      return token;
+  return "";
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out += '\\', out += c;
+    else if (c == '\n') out += "\\n";
+    else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else out += c;
+  }
+  return out + "\"";
+}
+
+std::string num(double v, int digits) {
+  if (!std::isfinite(v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string timed_region_fwd() {
+  return "one forward() call through the plugin table: its host-side contract and pointer checks, the path "
+         "choice and its kernel launch; y and r preallocated per input set";
+}
+
+std::string timed_region_fwd_bwd(const options& o) {
+  return std::string("forward(), then workspace_size() (the workspace query), then backward(): its host-side "
+                     "checks and its two kernels (dx with the dgamma partial table, then the column reduction "
+                     "into dgamma); ") +
+         (o.alloc_per_call ? "the plugin's alloc() and free() of the workspace (cudaMalloc, cudaFree) inside "
+                             "every call"
+                           : "the workspace taken from a cache filled once per input set before timing at the "
+                             "size the query returns (as PyTorch's caching allocator serves an autograd call), "
+                             "regrown inside the call if the query ever asks for more") +
+         "; dx and dgamma preallocated per input set";
+}
+
+std::string protocol_line(const options& o) {
+  return std::to_string(o.warmup) + " warm-up calls, then the median of " + std::to_string(o.samples) +
+         " samples of " + std::to_string(o.calls) +
+         " calls each; a sample is CUDA events on the default stream around its calls, back to back, divided by " +
+         std::to_string(o.calls);
+}
+
+std::string markdown(const options& o, const stamp& st, const std::vector<row>& rows) {
+  std::ostringstream md;
+  md << "# normcheck bench: " << st.plugin_name << " (" << st.plugin_file << ")\n\n"
+     << "- date " << st.date << "; device " << st.device << " (cc " << st.cc_major << "." << st.cc_minor << ", "
+     << st.sms << " SMs); driver " << (st.driver.empty() ? "?" : st.driver) << "; CUDA runtime " << st.runtime
+     << "; commit " << (st.commit.empty() ? "not given" : st.commit) << "\n"
+     << "- protocol: " << protocol_line(o) << "\n"
+     << "- timed, fwd: " << timed_region_fwd() << "\n"
+     << "- timed, fwd+bwd: " << timed_region_fwd_bwd(o) << "\n"
+     << "- bytes: fwd = read x + write y = 2·M·N·s; fwd+bwd = fwd + read x, dy + write dx = 5·M·N·s (gamma, r, "
+        "dgamma, workspace ignored); GB/s = 1e9 bytes/s\n"
+     << "- copy: cudaMemcpy device to device of 1 GiB, read + written, median of " << copy_samples << ": "
+     << num(st.copy_gbps, 0) << " GB/s (" << num(st.copy_us, 1) << " µs a copy)\n"
+     << "- inputs random, never zeros (x in [-2,2), dy in [-1,1), gamma in [0.5,1.5) in x's dtype), epsilon 1e-6; "
+        "input sets rotate while x and y fit in "
+     << num(o.l2_mb, 0) << " MB of L2\n\n"
+     << "| shape | dtype | fwd µs | fwd GB/s | fwd % copy | fwd+bwd µs | GB/s | % copy | path |\n"
+     << "|---|---|---|---|---|---|---|---|---|\n";
+  for (const row& r : rows) {
+    md << "| " << r.sh.m << "×" << r.sh.n << " | " << dtype_label(r.t) << " | ";
+    if (!r.error.empty()) {
+      md << "– | – | – | – | – | – | error: " << r.error << " |\n";
+      continue;
+    }
+    const double fg = r.fwd_bytes / (r.fwd.median_us * 1e3), bg = r.fwd_bwd_bytes / (r.fwd_bwd.median_us * 1e3);
+    md << num(r.fwd.median_us, 2) << " | " << num(fg, 0) << " | " << num(100 * fg / st.copy_gbps, 1) << " | "
+       << num(r.fwd_bwd.median_us, 2) << " | " << num(bg, 0) << " | " << num(100 * bg / st.copy_gbps, 1) << " | "
+       << r.fwd_path << " / " << r.bwd_path;
+    if (r.input_sets > 1) md << " (" << r.input_sets << " input sets)";
+    if (!r.check.pass) md << " **SPOT CHECK FAILED: " << r.check.what << "**";
+    md << " |\n";
+  }
+  return md.str();
+}
+
+std::string json(const options& o, const stamp& st, const std::vector<row>& rows) {
+  std::ostringstream js;
+  auto str = [](const std::string& s) { return s.empty() ? std::string("null") : json_string(s); };
+  js << "{\n  \"schema\": \"normcheck-bench/1\",\n  \"tool\": \"normcheck\",\n"
+     << "  \"date\": " << json_string(st.date) << ",\n"
+     << "  \"device\": {\"name\": " << json_string(st.device) << ", \"compute_capability\": \"" << st.cc_major << "."
+     << st.cc_minor << "\", \"sms\": " << st.sms << ", \"l2_bytes\": " << st.l2_bytes
+     << ", \"memory_bytes\": " << st.memory_bytes << "},\n"
+     << "  \"driver\": " << str(st.driver) << ",\n  \"cuda_runtime\": " << json_string(st.runtime) << ",\n"
+     << "  \"commit\": " << str(st.commit) << ",\n"
+     << "  \"kernel\": {\"name\": " << json_string(st.plugin_name) << ", \"backend\": " << json_string(st.plugin_backend)
+     << ", \"file\": " << json_string(st.plugin_file) << "},\n"
+     << "  \"protocol\": {\"warmup\": " << o.warmup << ", \"samples\": " << o.samples << ", \"calls\": " << o.calls
+     << ", \"statistic\": \"median\", \"epsilon\": 1e-06, \"l2_rotation_bytes\": " << num(o.l2_mb * 1e6, 0)
+     << ", \"alloc_per_call\": " << (o.alloc_per_call ? "true" : "false") << ",\n"
+     << "    \"description\": " << json_string(protocol_line(o)) << ",\n"
+     << "    \"timed_region_fwd\": " << json_string(timed_region_fwd()) << ",\n"
+     << "    \"timed_region_fwd_bwd\": " << json_string(timed_region_fwd_bwd(o)) << ",\n"
+     << "    \"bytes_fwd\": \"2*M*N*s (read x, write y)\", \"bytes_fwd_bwd\": \"5*M*N*s (fwd + read x, dy, write dx)\"},\n"
+     << "  \"copy\": {\"bytes_per_copy\": " << 2 * copy_bytes << ", \"samples\": " << copy_samples
+     << ", \"median_us\": " << num(st.copy_us, 3) << ", \"gbps\": " << num(st.copy_gbps, 1) << "},\n"
+     << "  \"results\": [";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const row& r = rows[i];
+    const bool timed = r.error.empty();
+    const double fg = timed ? r.fwd_bytes / (r.fwd.median_us * 1e3) : NAN;
+    const double bg = timed ? r.fwd_bwd_bytes / (r.fwd_bwd.median_us * 1e3) : NAN;
+    auto t = [&](double v, int d) { return timed ? num(v, d) : std::string("null"); };
+    js << (i ? ",\n" : "\n") << "    {\"m\": " << r.sh.m << ", \"n\": " << r.sh.n << ", \"dtype\": \""
+       << dtype_label(r.t) << "\", \"input_sets\": " << r.input_sets << ", \"workspace_bytes\": " << r.workspace_bytes
+       << ",\n     \"fwd_us\": " << t(r.fwd.median_us, 3) << ", \"fwd_us_min\": " << t(r.fwd.min_us, 3)
+       << ", \"fwd_us_max\": " << t(r.fwd.max_us, 3) << ", \"fwd_bytes\": " << num(r.fwd_bytes, 0)
+       << ", \"fwd_gbps\": " << t(fg, 1) << ", \"fwd_pct_copy\": " << t(100 * fg / st.copy_gbps, 2)
+       << ",\n     \"fwd_bwd_us\": " << t(r.fwd_bwd.median_us, 3) << ", \"fwd_bwd_us_min\": " << t(r.fwd_bwd.min_us, 3)
+       << ", \"fwd_bwd_us_max\": " << t(r.fwd_bwd.max_us, 3) << ", \"fwd_bwd_bytes\": " << num(r.fwd_bwd_bytes, 0)
+       << ", \"fwd_bwd_gbps\": " << t(bg, 1) << ", \"fwd_bwd_pct_copy\": " << t(100 * bg / st.copy_gbps, 2)
+       << ",\n     \"fwd_path\": " << str(r.fwd_path) << ", \"bwd_path\": " << str(r.bwd_path)
+       << ", \"path\": " << str(r.fwd_path.empty() ? "" : r.fwd_path + " / " + r.bwd_path)
+       << ", \"spot_check\": " << (timed ? json_string(r.check.pass ? "pass" : "fail: " + r.check.what) : "null")
+       << ", \"spot_check_worst\": " << (timed ? num(r.check.worst, 4) : "null") << ", \"error\": " << str(r.error)
+       << "}";
+  }
+  js << "\n  ]\n}\n";
+  return js.str();
+}
+
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+  if (!f) throw std::runtime_error("cannot write " + path.string());
+}
+
+}  // namespace
+
+int run_main(int argc, char** argv) {
+  options o;
+  try {
+    bool help = false;
+    o = parse(argc, argv, help);
+    if (help) {
+      std::cout << usage;
+      return 0;
+    }
+  } catch (const usage_error& e) {
+    std::cerr << "normcheck bench: " << e.what() << "\n" << usage;
+    return 2;
+  }
+
+  int devices = 0;
+  if (const cudaError_t e = cudaGetDeviceCount(&devices); e != cudaSuccess || devices == 0) {
+    std::cerr << "normcheck bench: no CUDA device here ("
+              << (e != cudaSuccess ? std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e)
+                                   : std::string("cudaGetDeviceCount found 0 devices"))
+              << "); the benchmark times CUDA kernels and needs an NVIDIA GPU\n";
+    return 77;
+  }
+
+  try {
+    const kernel k = o.kernel_path.empty() ? kernel::shipped("cuda") : kernel::load(o.kernel_path);
+    if (!k.device_memory())
+      throw std::runtime_error("plugin " + k.name() + " (backend " + k.backend() +
+                               ") does not run on a device (no NC_CAP_DEVICE_MEMORY): bench times CUDA plugins");
+    if (!k.available()) throw std::runtime_error("plugin " + k.name() + " finds no device");
+
+    stamp st;
+    st.date = utc_now();
+    int device = 0, driver = 0, runtime = 0;
+    NC_CUDA(cudaGetDevice(&device));
+    cudaDeviceProp prop{};
+    NC_CUDA(cudaGetDeviceProperties(&prop, device));
+    NC_CUDA(cudaDriverGetVersion(&driver));
+    NC_CUDA(cudaRuntimeGetVersion(&runtime));
+    st.device = prop.name, st.cc_major = prop.major, st.cc_minor = prop.minor, st.sms = prop.multiProcessorCount;
+    st.l2_bytes = std::size_t(prop.l2CacheSize), st.memory_bytes = prop.totalGlobalMem;
+    const std::string kmod = nvidia_driver_version();
+    st.driver = (kmod.empty() ? std::string() : kmod + " ") + "(CUDA " + cuda_version(driver) + ")";
+    st.runtime = cuda_version(runtime);
+    st.commit = o.commit;
+    st.plugin_name = k.name(), st.plugin_backend = k.backend();
+    st.plugin_file = std::filesystem::path(k.path()).filename().string();  // never a machine path
+
+    std::cerr << "normcheck bench: " << st.device << ", plugin " << st.plugin_name << "; measuring the copy\n";
+    st.copy_gbps = copy_bandwidth(k, st.copy_us);
+
+    std::vector<row> rows;
+    for (const shape& sh : o.shapes)
+      for (const nc_dtype t : o.dtypes) {
+        const auto t0 = std::chrono::steady_clock::now();
+        rows.push_back(bench_row(k, o, sh, t));
+        const row& r = rows.back();
+        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::cerr << "  " << sh.m << "x" << sh.n << " " << dtype_label(t) << ": "
+                  << (r.error.empty() ? num(r.fwd.median_us, 2) + " / " + num(r.fwd_bwd.median_us, 2) + " us" +
+                                            (r.check.pass ? "" : ", SPOT CHECK FAILED: " + r.check.what)
+                                      : "error: " + r.error)
+                  << " (" << num(secs, 1) << " s)\n";
+      }
+
+    const std::string md = markdown(o, st, rows);
+    std::cout << md << std::flush;
+    const std::filesystem::path dir(o.out);
+    std::filesystem::create_directories(dir);
+    write_file(dir / "normcheck.md", md);
+    write_file(dir / "normcheck.json", json(o, st, rows));
+    std::cerr << "normcheck bench: wrote " << (dir / "normcheck.md").string() << " and "
+              << (dir / "normcheck.json").string() << "\n";
+    return std::all_of(rows.begin(), rows.end(), [](const row& r) { return r.ok(); }) ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::cerr << "normcheck bench: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace nc::bench

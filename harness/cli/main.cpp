@@ -1,0 +1,311 @@
+// normcheck: the command line.
+//
+//   normcheck run    [--backend auto|cuda|simt] [--kernel PATH] [--seed S] [--scale X]
+//                    [--report FILE] [--case-dir DIR]
+//   normcheck check  forward|backward|gamma|all [--backend …] [--kernel PATH] [--cases N]
+//                    [--seed S] [--case-dir DIR] [--property NAME]
+//   normcheck replay FILE [--backend …] [--kernel PATH]
+//   normcheck bench  …            (the benchmark, in builds with the cuda backend)
+//
+// Exit codes: 0 every property passed, 1 a property failed, 2 a mutant survived (the mutation
+// campaign's), 64 a usage error, 70 the harness could not do its job (a plugin that does not
+// load, an unreadable case file), 77 the backend asked for has no device.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "normcheck/harness/campaign.hpp"
+#include "normcheck/harness/case_file.hpp"
+#include "normcheck/harness/failure.hpp"
+#include "normcheck/harness/report.hpp"
+
+#if __has_include("bench/bench.hpp") && defined(NORMCHECK_HAVE_BENCH)
+#include "bench/bench.hpp"
+#define NORMCHECK_CLI_BENCH 1
+#endif
+
+namespace {
+
+using namespace nc::harness;
+
+enum exit_code { pass = 0, property_failed = 1, mutant_survived = 2, usage = 64, harness_error = 70, no_device = 77 };
+
+const char* usage_text =
+    "usage:\n"
+    "  normcheck run    [--backend auto|cuda|simt] [--kernel PATH] [--seed S] [--scale X]\n"
+    "                   [--report FILE] [--case-dir DIR]\n"
+    "  normcheck check  forward|backward|gamma|all [--backend auto|cuda|simt] [--kernel PATH]\n"
+    "                   [--cases N] [--seed S] [--case-dir DIR] [--property NAME]\n"
+    "  normcheck replay FILE [--backend auto|cuda|simt] [--kernel PATH]\n"
+#ifdef NORMCHECK_CLI_BENCH
+    "  normcheck bench  [options]   (normcheck bench --help)\n"
+#endif
+    "exit codes: 0 pass, 1 property failure, 2 survived mutant, 64 usage error, 70 harness error, 77 no device\n";
+
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// --name value options, each allowed once, only those a command takes
+struct options_map {
+  std::map<std::string, std::string> values;
+  std::vector<std::string> positional;
+
+  options_map(int argc, char** argv, int first, const std::vector<std::string>& allowed) {
+    for (int i = first; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (a.rfind("--", 0) != 0) {
+        positional.push_back(a);
+        continue;
+      }
+      bool known = false;
+      for (const std::string& name : allowed) known |= a == "--" + name;
+      if (!known) throw usage_error("unknown option '" + a + "' for this command");
+      if (i + 1 >= argc) throw usage_error("option '" + a + "' needs a value");
+      if (!values.emplace(a.substr(2), argv[++i]).second) throw usage_error("option '" + a + "' given twice");
+    }
+  }
+
+  std::optional<std::string> get(const std::string& name) const {
+    const auto it = values.find(name);
+    return it == values.end() ? std::nullopt : std::optional(it->second);
+  }
+};
+
+std::uint64_t parse_unsigned(const std::string& option, const std::string& text, bool positive) {
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || text[0] == '-' || *end != '\0' || (positive && v == 0))
+    throw usage_error("--" + option + " '" + text + "': must be a " + (positive ? "positive" : "non-negative") +
+                      " integer");
+  return v;
+}
+
+double parse_scale(const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(v > 0) || v > 1000)
+    throw usage_error("--scale '" + text + "': must be a number in (0, 1000]");
+  return v;
+}
+
+// the kernel: --kernel PATH, else the shipped plugin of --backend (auto by default)
+nc::kernel choose_kernel(const options_map& o, const std::string& fallback_backend = "auto") {
+  const std::string backend = o.get("backend").value_or(fallback_backend);
+  if (backend != "auto" && backend != "cuda" && backend != "simt")
+    throw usage_error("--backend '" + backend + "': must be auto, cuda or simt");
+  if (auto path = o.get("kernel")) {
+    if (o.get("backend")) throw usage_error("--kernel and --backend exclude each other: a plugin has its backend");
+    return nc::kernel::load(*path);
+  }
+  std::string why_not;
+  nc::kernel k = select_backend(backend, &why_not);
+  std::printf("backend: %s (%s from %s)%s%s\n", k.backend().c_str(), k.name().c_str(), k.path().c_str(),
+              backend == "auto" ? ", chosen by --backend auto" : "",
+              why_not.empty() ? "" : ("; not cuda: " + why_not).c_str());
+  return k;
+}
+
+// one line of progress on a terminal, refreshed at most five times a second
+class progress_display {
+ public:
+  progress_display() : tty_(isatty(STDERR_FILENO) != 0) {}
+
+  void operator()(const progress& p, std::size_t index, std::size_t count, std::int64_t failures) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(tty_ ? 200 : 30000) && p.cases_done < p.cases_planned) return;
+    last_ = now;
+    std::fprintf(stderr, "%s[%zu/%zu] %-52s %6lld/%lld cases  %7.1f cases/s  %lld failure(s)%s%s", tty_ ? "\r" : "",
+                 index + 1, count, p.p->name.c_str(), static_cast<long long>(p.cases_done),
+                 static_cast<long long>(p.cases_planned), p.seconds > 0 ? double(p.cases_done) / p.seconds : 0.0,
+                 static_cast<long long>(failures),
+                 p.shrinks > 0 ? ("  shrinking: " + std::to_string(p.shrinks) + " steps").c_str() : "",
+                 tty_ ? "\033[K" : "\n");
+  }
+
+  void done() const {
+    if (tty_) std::fprintf(stderr, "\r\033[K");
+  }
+
+ private:
+  bool tty_;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+int run_campaign(const std::string& command, const std::vector<const property*>& selected, const nc::kernel& k,
+                 campaign_options options, const std::optional<std::string>& report_path, bool show_distributions) {
+  if (!k.available()) {
+    std::fprintf(stderr, "normcheck: no device for the %s backend\n", k.backend().c_str());
+    return no_device;
+  }
+  campaign_report report;
+  report.command = command;
+  report.started = utc_now();
+  report.backend = k.backend();
+  report.kernel_path = k.path();
+  report.kernel_name = k.name();
+  report.seed = options.seed;
+  report.scale = options.scale;
+  std::int64_t total_planned = 0;
+  for (const property* p : selected) total_planned += planned_cases(*p, options);
+  std::printf("seed: %llu (--seed %llu reruns these cases); %zu properties, %lld cases\n",
+              static_cast<unsigned long long>(options.seed), static_cast<unsigned long long>(options.seed),
+              selected.size(), static_cast<long long>(total_planned));
+  std::fflush(stdout);
+
+  progress_display display;
+  std::int64_t failures = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < selected.size(); ++i) {
+    options.on_progress = [&](const progress& p) { display(p, i, selected.size(), failures); };
+    property_result r = run_property(*selected[i], k, options);
+    display.done();
+    failures += r.failed;
+    if (r.failed) {
+      std::printf("\nFAIL %s after %lld cases\n%s\ncounterexample (after %lld shrinks):\n%s", r.name.c_str(),
+                  static_cast<long long>(r.cases), r.failure.c_str(), static_cast<long long>(r.shrinks),
+                  r.counterexample.c_str());
+      std::printf("reproduce: %s normcheck check all --property %s --kernel %s --seed %llu\n", r.reproduce.c_str(),
+                  r.name.c_str(), k.path().c_str(), static_cast<unsigned long long>(options.seed));
+      if (!r.case_file.empty()) std::printf("replay:    normcheck replay %s\n", r.case_file.c_str());
+    }
+    if (!r.failed && (show_distributions || r.distribution_short))
+      std::printf("\ndistribution of %s:\n%s", r.name.c_str(), format_distribution(r).c_str());
+    std::fflush(stdout);
+    report.properties.push_back(std::move(r));
+  }
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("\n%s", format_summary(report).c_str());
+  if (report_path) {
+    const std::filesystem::path path(*report_path);
+    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+    std::ofstream out(path);
+    out << to_json(report);
+    if (!out) throw std::runtime_error("cannot write the report '" + *report_path + "'");
+    std::printf("report: %s\n", report_path->c_str());
+  }
+  return report.passed() ? pass : property_failed;
+}
+
+campaign_options options_of(const options_map& o) {
+  campaign_options options;
+  options.seed = o.get("seed") ? parse_unsigned("seed", *o.get("seed"), false) : seed_from_environment();
+  options.scale = case_scale_from_environment();
+  options.case_dir = o.get("case-dir").value_or(default_case_dir());
+  return options;
+}
+
+int command_run(int argc, char** argv) {
+  const options_map o(argc, argv, 2, {"backend", "kernel", "seed", "scale", "report", "case-dir"});
+  if (!o.positional.empty()) throw usage_error("run takes no argument '" + o.positional[0] + "'");
+  campaign_options options = options_of(o);
+  if (auto scale = o.get("scale")) options.scale = parse_scale(*scale);
+  const nc::kernel k = choose_kernel(o);
+  std::vector<const property*> all;
+  for (const property& p : all_properties()) all.push_back(&p);
+  return run_campaign("run", all, k, options, o.get("report").value_or(default_report_path()), false);
+}
+
+int command_check(int argc, char** argv) {
+  const options_map o(argc, argv, 2, {"backend", "kernel", "cases", "seed", "case-dir", "property"});
+  if (o.positional.size() != 1) throw usage_error("check takes one group: forward, backward, gamma or all");
+  const std::string group = o.positional[0];
+  if (group != "forward" && group != "backward" && group != "gamma" && group != "all")
+    throw usage_error("check '" + group + "': the group must be forward, backward, gamma or all");
+  campaign_options options = options_of(o);
+  if (auto cases = o.get("cases")) options.cases = std::int64_t(parse_unsigned("cases", *cases, true));
+  const nc::kernel k = choose_kernel(o);
+  std::vector<const property*> selected;
+  const auto only = o.get("property");
+  if (only && find_property(*only) == nullptr) throw usage_error("--property '" + *only + "': no property has that name");
+  for (const property& p : all_properties())
+    for (const std::string& g : p.groups)
+      if ((group == "all" || g == group) && (!only || p.name == *only)) {
+        selected.push_back(&p);
+        break;
+      }
+  if (selected.empty()) throw usage_error("--property '" + *only + "' is not in the group '" + group + "'");
+  return run_campaign("check " + group, selected, k, options, std::nullopt, true);
+}
+
+int command_replay(int argc, char** argv) {
+  const options_map o(argc, argv, 2, {"backend", "kernel"});
+  if (o.positional.size() != 1) throw usage_error("replay takes one case file");
+  const case_file file = read_case_file(o.positional[0]);
+  const auto meta = [&](const std::string& key) {
+    const auto it = file.metadata.find(key);
+    return it == file.metadata.end() ? std::string() : it->second;
+  };
+  const property* p = find_property(meta("property"));
+  if (p == nullptr)
+    throw usage_error("the case file names no known property ('property = " + meta("property") + "')");
+  // the kernel: --kernel or --backend, else the file's kernel if it still loads, else its backend
+  std::optional<nc::kernel> k;
+  if (o.get("kernel") || o.get("backend")) k = choose_kernel(o);
+  else if (!meta("kernel").empty() && std::filesystem::exists(meta("kernel"))) k = nc::kernel::load(meta("kernel"));
+  else k = choose_kernel(o, meta("backend").empty() ? "auto" : meta("backend"));
+  if (!k->available()) {
+    std::fprintf(stderr, "normcheck: no device for the %s backend\n", k->backend().c_str());
+    return no_device;
+  }
+  std::printf("case: %s\nproperty: %s\nkernel: %s (%s) from %s\n", describe(file.value).c_str(), p->name.c_str(),
+              k->name().c_str(), k->backend().c_str(), k->path().c_str());
+  if (!meta("failure").empty()) std::printf("recorded failure: %s\n", meta("failure").c_str());
+  observation obs;
+  try {
+    p->check(*k, file.value, obs);
+  } catch (const property_failure& f) {
+    std::printf("FAIL: %s\nfirst mismatching elements:\n%s", f.summary().c_str(),
+                f.first().empty() ? "  (none: the failure is not about elements)\n" : format_mismatches(f.first()).c_str());
+    return property_failed;
+  } catch (const nc::contract_error& e) {
+    std::printf("FAIL: the kernel rejected the case: %s\n", e.what());
+    return property_failed;
+  } catch (const nc::kernel_error& e) {
+    std::printf("FAIL: the kernel failed: %s\n", e.what());
+    return property_failed;
+  }
+  std::printf("pass: the case holds on this kernel (max error %g bounds)\n", obs.max_error_in_bounds);
+  return pass;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fputs(usage_text, stderr);
+    return usage;
+  }
+  const std::string command = argv[1];
+  try {
+    if (command == "run") return command_run(argc, argv);
+    if (command == "check") return command_check(argc, argv);
+    if (command == "replay") return command_replay(argc, argv);
+#ifdef NORMCHECK_CLI_BENCH
+    if (command == "bench") return nc::bench::run_main(argc - 2, argv + 2);
+#endif
+    if (command == "help" || command == "--help" || command == "-h") {
+      std::fputs(usage_text, stdout);
+      return pass;
+    }
+    throw usage_error("unknown command '" + command + "'");
+  } catch (const usage_error& e) {
+    std::fprintf(stderr, "normcheck: %s\n%s", e.what(), usage_text);
+    return usage;
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "normcheck: %s\n", e.what());
+    return usage;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "normcheck: %s\n", e.what());
+    return harness_error;
+  }
+}

@@ -1,0 +1,92 @@
+// A case: everything one forward + backward call pair depends on — shape, dtypes, the layout
+// of every operand, the values of x, gamma and dy (as bit patterns), and ε. Properties draw
+// cases from the generators (generators.hpp), case files (case_file.hpp) store them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "normcheck/abi.h"
+#include "normcheck/oracles/dtype.hpp"
+
+namespace nc::harness {
+
+/// where an M×N operand's elements live: (i, j) is element offset + i·row_stride + j·col_stride
+/// of its buffer, as in the kernel ABI (counts of elements, not bytes)
+struct matrix_layout {
+  std::int64_t offset = 0;
+  std::int64_t row_stride = 0;
+  std::int64_t col_stride = 1;
+  bool operator==(const matrix_layout&) const = default;
+};
+
+/// where a vector's entries live: entry k is element offset + k·stride
+struct vector_layout {
+  std::int64_t offset = 0;
+  std::int64_t stride = 1;
+  bool operator==(const vector_layout&) const = default;
+};
+
+/// the layout of every operand of a call pair
+struct operand_layouts {
+  matrix_layout x, y, dy, dx;
+  vector_layout gamma, r, dgamma;
+  bool operator==(const operand_layouts&) const = default;
+};
+
+/// dense, unit-stride, zero-offset layouts for an M×N call
+operand_layouts contiguous_layouts(std::int64_t n);
+
+/// elements a buffer needs to hold an operand (0 for an empty one)
+std::int64_t extent(const matrix_layout& layout, std::int64_t m, std::int64_t n);
+std::int64_t extent(const vector_layout& layout, std::int64_t count);
+
+struct norm_case {
+  std::int64_t m = 0;
+  std::int64_t n = 1;
+  nc_dtype x_dtype = NC_F32;      ///< x, y, dy, dx
+  nc_dtype gamma_dtype = NC_F32;  ///< gamma, dgamma
+  float epsilon = 1e-6f;
+  operand_layouts layout;
+  /// bit patterns (the low 16 bits for fp16/bf16): x and dy row-major M×N, gamma N entries
+  std::vector<std::uint32_t> x, gamma, dy;
+  /// a second upstream gradient, for properties that compare two backward calls (else empty)
+  std::vector<std::uint32_t> dy2;
+  /// a property's own parameters (a row index, a permutation, a scaling exponent, ...)
+  std::map<std::string, std::string> parameters;
+
+  bool operator==(const norm_case&) const = default;
+};
+
+/// the oracle's name for a kernel dtype
+oracle::dtype oracle_type(nc_dtype type);
+std::size_t size_of(nc_dtype type);
+/// "fp32", "fp16", "bf16"
+const char* dtype_name(nc_dtype type);
+/// the dtype of a name dtype_name gives; false if there is none
+bool parse_dtype(const std::string& name, nc_dtype& out);
+/// elements of this dtype in one 16-byte vector
+std::int64_t vector_width(nc_dtype type);
+
+/// the value of a bit pattern of a dtype, exactly
+double value_of(nc_dtype type, std::uint32_t bits);
+/// a value rounded to nearest-even into a dtype, as bits
+std::uint32_t bits_of(nc_dtype type, double value);
+
+// ---- the classes a case falls in, for the distribution tables ----
+
+/// "fp32", "fp16", "bf16", "fp16+fp32 gamma", "bf16+fp32 gamma"
+std::string dtype_class(const norm_case& c);
+/// "aligned" (every operand fit for the 16-byte path), "ragged n" (n not a multiple of the
+/// vector width), "misaligned" (an offset or a row stride off 16 bytes), "column strided"
+/// (a col stride > 1), "column major" (a matrix stored by columns)
+std::string alignment_class(const norm_case& c);
+/// "empty" (M = 0), "tiny" (≤ 64 elements), "small" (≤ 4096), "large"
+std::string size_class(const norm_case& c);
+
+/// a one-line summary: shape, dtypes, ε, layouts that are not contiguous
+std::string describe(const norm_case& c);
+
+}  // namespace nc::harness

@@ -1,0 +1,55 @@
+// Running a case on a kernel plugin: every operand in a guarded buffer (guarded.hpp), the
+// forward, then (if asked) the backward on the r the forward wrote; after each call every
+// buffer is checked, and any violation is a property_failure.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "normcheck/harness/case.hpp"
+#include "normcheck/harness/guarded.hpp"
+#include "normcheck/kernel.hpp"
+
+namespace nc::harness {
+
+/// what a call pair wrote, as bit patterns: y and dx row-major M×N in x's dtype, r M fp32
+/// values, dgamma N values in gamma's dtype; and the code path of each call
+struct outputs {
+  std::vector<std::uint32_t> y, r, dx, dgamma;
+  std::string forward_path, backward_path;
+};
+
+enum class calls { forward, forward_and_backward };
+
+/// runs c on k; throws property_failure for a memory violation, and what the kernel throws
+/// (contract_error, kernel_error) for a call it rejects or fails
+outputs execute(const kernel& k, const norm_case& c, calls which);
+
+/// The guarded buffers of a case and the calls over them, for properties that build a call
+/// themselves (the contract property breaks one argument of a valid call).
+class case_buffers {
+ public:
+  case_buffers(const kernel& k, const norm_case& c);
+
+  guarded_buffer x, gamma, dy, y, r, dx, dgamma;
+
+  nc_forward_args forward_args() const;
+  /// without a workspace
+  nc_backward_args backward_args() const;
+
+  /// every buffer must stay as it is now (as uploaded, or as last downloaded)
+  void freeze_all();
+  /// downloads every buffer; the first violation (guarded_buffer::check), naming the call
+  std::optional<std::string> check(const char* call);
+
+ private:
+  const norm_case& case_;
+};
+
+/// a case's operand values as typed contiguous memory (x, dy: M×N row-major; gamma: N),
+/// for the oracle's views
+std::vector<unsigned char> typed(nc_dtype type, const std::vector<std::uint32_t>& bits);
+
+}  // namespace nc::harness

@@ -1,0 +1,126 @@
+// The case generators: RapidCheck generators of norm_case biased to where RMSNorm kernels
+// break, shrinking toward small, readable cases.
+//
+// Sizes. N comes from a list of sizes that catch bugs (1, 2, 3, 31, 32, 33, 2^k ± 1, 257,
+// vector width ± 1, threads-per-block multiples ± 1, the vector-count thresholds where the
+// shipped kernel switches path, ± one vector and ± 1) or uniformly; M from 0, 1, 2, 17, the
+// H200's 132 SMs ± 1, the simt grid's 16 blocks / 64 warps ± 1, ... or uniformly; M·N stays
+// within the profile's element budget (most cases 4096, some 64, a few 66,000: the simt
+// backend emulates every GPU thread); a long-row class puts N past 4096, where the kernel's
+// long-row paths are. RapidCheck's size parameter is not used (its max_size
+// stays at 100, see upstream issue #289): the profile sets the scale.
+// Layouts. A layout plan per case (all contiguous; aligned but row-padded; one operand
+// perturbed; every operand perturbed), then per operand: element offset 1–15 (breaking the
+// 16-byte alignment), row padding 1–17, column stride 2–3, column-major storage.
+// Values. Each row of x and dy (and gamma, one row) is of a kind drawn from the profile's
+// mix — N(0,1), constant, one-hot, zeros, ±0, powers of two, a huge dynamic range, squares
+// that overflow an fp16 sum, squares beyond fp32, subnormals, a grid whose sums are exact,
+// rows with NaN/±Inf — built from bit patterns (RapidCheck's float generators give none of
+// these, nor fp16/bf16). An element's value depends only on the operand's seed, its row and
+// its column, so removing rows or columns while shrinking leaves the others unchanged.
+// Shrinking order: the size class (toward tiny), the dtypes (toward fp32), N (toward smaller N
+// with the same residue modulo 8, the widest vector width, so an aligned shape stays aligned
+// and a ragged one ragged), M (toward 1), layouts (toward contiguous), ε (toward 1e-6), gamma's
+// values, then the rows: removing halves, quarters, ... single rows of x and dy together (any
+// rows, not only the last), then the values of x and of dy. Values shrink by: everything to
+// ±1, everything to powers of two, halves/quarters/... to ±1, then (operands of at most 512
+// elements) each element toward 0, ±1, a power of two, fewer mantissa bits.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <ostream>
+#include <utility>
+#include <vector>
+
+#include <rapidcheck.h>
+
+#include "normcheck/harness/case.hpp"
+
+namespace nc::harness {
+
+/// what a row of an operand holds
+enum class row_kind : std::uint8_t {
+  normal,               ///< N(0,1) rounded to the dtype
+  ones,                 ///< every element 1
+  near_one,             ///< 1 + N(0, 0.25), a typical gamma
+  constant,             ///< one N(0,1) value repeated
+  one_hot,              ///< zeros and one nonzero element
+  zero,                 ///< every element +0
+  signed_zero,          ///< +0 and -0 mixed with N(0,1) values
+  powers_of_two,        ///< ±2^e, |e| ≤ 6
+  wide_range,           ///< exponents spread over [-40, 40] (the format's range for fp16)
+  sumsq_overflows_fp16, ///< |x| in [256, 65504]: Σx² overflows if accumulated in fp16
+  sumsq_beyond_fp32,    ///< |x| in [2^64, 2^100]: x² overflows fp32 (outside the kernels' domain)
+  subnormal,            ///< subnormals of the dtype
+  grid,                 ///< multiples of 1/16 small enough that a sum of two is exact
+  non_finite,           ///< N(0,1) with one to three elements NaN, +Inf or -Inf
+};
+constexpr std::size_t row_kind_count = 14;
+
+/// "normal", "ones", ... as the enum
+const char* row_kind_name(row_kind kind);
+
+/// relative weights of the row kinds, indexed by row_kind
+using value_mix = std::array<int, row_kind_count>;
+
+/// a mix of a single kind
+value_mix only(row_kind kind);
+
+/// what a property draws: the element budget, the value mixes, the ε choices
+struct case_profile {
+  std::int64_t tiny_elements = 64;     ///< M·N of the tiny size class: readable by eye
+  std::int64_t small_elements = 4096;  ///< M·N of most cases
+  std::int64_t large_elements = 66000; ///< M·N of the large size class
+  int tiny_percent = 15;               ///< share of the tiny size class
+  int large_percent = 8;               ///< share of the large size class
+  int long_percent = 8;                ///< share of long rows (N > 4096, within large_elements)
+  int empty_percent = 2;               ///< share of M = 0
+  std::int64_t min_rows = 0;           ///< M is at least this (when it is not 0)
+  /// weights of the layout plans: all contiguous, aligned but row-padded, one operand
+  /// perturbed, every operand perturbed
+  std::array<int, 4> layout_plans = {40, 15, 30, 15};
+  value_mix x, dy, gamma;
+  /// (weight, ε) pairs; the first is where ε shrinks to
+  std::vector<std::pair<int, float>> epsilons;
+
+  /// the differential mix: every value kind but the non-finite one, every ε
+  static case_profile differential();
+  /// the source document's kind of inputs: N(0,1) x and dy, gamma near 1, ε = 1e-6
+  static case_profile document();
+  /// values whose scaling by 2^k stays exact and in range; ε normal or 0
+  static case_profile well_scaled();
+  /// rows with NaN/±Inf among well-behaved rows
+  static case_profile non_finite();
+};
+
+/// the generator of cases for a profile
+rc::Gen<norm_case> gen_case(const case_profile& profile);
+
+/// values of one operand: rows × cols bit patterns of a dtype, each row of a kind of the mix
+rc::Gen<std::vector<std::uint32_t>> gen_values(nc_dtype type, std::int64_t rows, std::int64_t cols,
+                                               const value_mix& mix);
+
+/// a column count for x's dtype, at most max_n: a listed size (interesting_columns) or
+/// uniform; shrinks toward smaller counts with the same residue modulo 8
+rc::Gen<std::int64_t> gen_columns(nc_dtype x_dtype, std::int64_t max_n);
+/// a long row for x's dtype: in (4096, max_n], at or one vector past the vector counts where the
+/// shipped kernel's long-row paths switch, or a uniform multiple of the vector width; shrinks
+/// like gen_columns
+rc::Gen<std::int64_t> gen_long_columns(nc_dtype x_dtype, std::int64_t max_n);
+
+/// an index in [0, weights.size()) drawn by weight, shrinking toward 0
+rc::Gen<std::size_t> gen_weighted_index(std::vector<int> weights);
+/// an integer uniform in [lo, hi] whatever RapidCheck's size, shrinking toward target
+rc::Gen<std::int64_t> gen_uniform(std::int64_t lo, std::int64_t hi, std::int64_t target);
+
+/// a 64-bit seed that does not shrink
+rc::Gen<std::uint64_t> gen_seed();
+
+/// the column counts the generators favour for a dtype (exposed for the tests)
+std::vector<std::int64_t> interesting_columns(nc_dtype x_dtype);
+
+/// RapidCheck's printer for a counterexample
+void showValue(const norm_case& c, std::ostream& out);
+
+}  // namespace nc::harness

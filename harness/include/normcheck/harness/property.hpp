@@ -1,0 +1,54 @@
+// A property: a named claim about a kernel, the generator of the cases it is checked on, and
+// the check of one case. The campaign (campaign.hpp) drives them through RapidCheck; the
+// gtest suite, `normcheck check`, `normcheck run` and `normcheck replay` all use this one
+// list (properties.cpp), so every front end checks the same properties.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <rapidcheck.h>
+
+#include "normcheck/harness/case.hpp"
+#include "normcheck/kernel.hpp"
+
+namespace nc::harness {
+
+/// what one case showed besides pass or fail
+struct observation {
+  /// dimension ("forward path", "dtype", "alignment", "size", ...) -> the case's class
+  std::map<std::string, std::string> tags;
+  /// the largest |kernel − exact| / bound over the case's bounded comparisons (0 if none)
+  double max_error_in_bounds = 0;
+  /// elements outside the document's fixed atol/rtol table (verdict 1) where it only reports
+  std::int64_t fixed_table_misses = 0;
+
+  void tag(const std::string& dimension, const std::string& cls) { tags[dimension] = cls; }
+};
+
+/// a class a property's generator means to hit: the share of its cases must reach min_share
+struct intended_share {
+  std::string dimension;
+  std::string cls;
+  double min_share;
+};
+
+struct property {
+  std::string name;                 ///< the test name, a sentence in snake_case
+  std::vector<std::string> groups;  ///< "forward", "backward", "gamma": what `normcheck check GROUP` runs
+  int cases = 0;                    ///< cases at NORMCHECK_CASE_SCALE = 1
+  rc::Gen<norm_case> gen;           ///< the cases, the property's parameters in norm_case::parameters
+  /// checks one case; throws property_failure when the kernel breaks the claim
+  std::function<void(const kernel&, const norm_case&, observation&)> check;
+  std::vector<intended_share> intended;
+};
+
+/// every property, in the order a campaign runs them
+const std::vector<property>& all_properties();
+
+/// the property of a name, or null
+const property* find_property(const std::string& name);
+
+}  // namespace nc::harness

@@ -1,0 +1,37 @@
+// What a campaign leaves behind: the summary table it prints and the JSON report it writes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "normcheck/harness/campaign.hpp"
+
+namespace nc::harness {
+
+struct campaign_report {
+  std::string command;       ///< "run", "check all", ...
+  std::string started;       ///< ISO 8601, UTC
+  std::string backend, kernel_path, kernel_name;
+  std::uint64_t seed = 0;
+  double scale = 1.0;
+  double seconds = 0;
+  std::vector<property_result> properties;
+
+  std::int64_t cases() const;
+  bool passed() const;
+};
+
+/// per property: cases, max error in bound units, fixed-table misses, seconds, verdict
+std::string format_summary(const campaign_report& report);
+
+/// the report as JSON (schema "normcheck-campaign", version 1)
+std::string to_json(const campaign_report& report);
+
+/// reports/out/run-<UTC date and time>.json under the current directory
+std::string default_report_path();
+
+/// now, ISO 8601 in UTC
+std::string utc_now();
+
+}  // namespace nc::harness

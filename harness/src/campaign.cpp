@@ -1,0 +1,240 @@
+#include "normcheck/harness/campaign.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <iomanip>
+#include <optional>
+#include <random>
+#include <sstream>
+
+#include <rapidcheck/detail/Configuration.h>
+#include <rapidcheck/detail/TestListener.h>
+
+#include "normcheck/harness/case_file.hpp"
+#include "normcheck/harness/failure.hpp"
+#include "normcheck/harness/generators.hpp"
+
+namespace nc::harness {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+// the state of one property run, shared by the RapidCheck property body and the listener
+struct run_state {
+  const property& p;
+  const kernel& k;
+  const campaign_options& options;
+  clock::time_point start = clock::now();
+  std::int64_t planned = 0;
+  std::int64_t cases = 0, shrinks = 0;
+  std::optional<observation> pending;  // the last case's observation, until RapidCheck says it passed
+  double max_units = 0;
+  std::int64_t table_misses = 0;
+  std::map<std::pair<std::string, std::string>, std::int64_t> counts;
+  // the last failing case: after shrinking, the minimal one
+  std::optional<norm_case> failing;
+  std::string failing_message;
+
+  double seconds() const { return std::chrono::duration<double>(clock::now() - start).count(); }
+  void report() const {
+    if (options.on_progress) options.on_progress({&p, cases, planned, shrinks, seconds()});
+  }
+};
+
+class listener final : public rc::detail::TestListener {
+ public:
+  explicit listener(run_state& s) : s_(s) {}
+
+  void onTestCaseFinished(const rc::detail::CaseDescription& d) override {
+    if (d.result.type != rc::detail::CaseResult::Type::Success || !s_.pending) return;
+    ++s_.cases;
+    s_.max_units = std::max(s_.max_units, s_.pending->max_error_in_bounds);
+    s_.table_misses += s_.pending->fixed_table_misses;
+    for (const auto& [dimension, cls] : s_.pending->tags) ++s_.counts[{dimension, cls}];
+    s_.pending.reset();
+    s_.report();
+  }
+
+  void onShrinkTried(const rc::detail::CaseDescription&, bool accepted) override {
+    s_.shrinks += accepted;
+    s_.report();
+  }
+
+  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
+
+ private:
+  run_state& s_;
+};
+
+std::string seed_text(std::uint64_t seed) { return std::to_string(seed); }
+
+std::vector<class_share> distribution_of(const run_state& s) {
+  std::vector<class_share> out;
+  std::map<std::pair<std::string, std::string>, double> wanted;
+  for (const intended_share& i : s.p.intended) wanted[{i.dimension, i.cls}] = i.min_share;
+  for (const auto& [key, count] : s.counts) {
+    class_share c{key.first, key.second, count, s.cases ? double(count) / double(s.cases) : 0.0, 0};
+    if (auto it = wanted.find(key); it != wanted.end()) c.min_share = it->second;
+    out.push_back(c);
+  }
+  for (const auto& [key, min_share] : wanted)
+    if (!s.counts.count(key)) out.push_back({key.first, key.second, 0, 0.0, min_share});
+  for (class_share& c : out) {
+    if (c.min_share == 0) continue;
+    // a share is judged only where at least five cases were expected at the minimum
+    if (double(s.cases) * c.min_share < 5) c.judged = class_share::verdict::too_few_cases;
+    else c.judged = c.share >= c.min_share ? class_share::verdict::reached : class_share::verdict::below;
+  }
+  std::sort(out.begin(), out.end(), [](const class_share& a, const class_share& b) {
+    return a.dimension != b.dimension ? a.dimension < b.dimension : a.count > b.count;
+  });
+  return out;
+}
+
+std::string shown(const rc::detail::Example& example) {
+  std::string text;
+  for (const auto& [type, value] : example) text += value + "\n";
+  return text;
+}
+
+}  // namespace
+
+std::int64_t planned_cases(const property& p, const campaign_options& options) {
+  if (options.cases > 0) return options.cases;
+  return std::max<std::int64_t>(1, std::llround(double(p.cases) * options.scale));
+}
+
+property_result run_property(const property& p, const kernel& k, const campaign_options& options) {
+  run_state s{p, k, options};
+  s.planned = planned_cases(p, options);
+
+  const auto body = [&s] {
+    const norm_case c = *s.p.gen;
+    observation o;
+    try {
+      s.p.check(s.k, c, o);
+    } catch (const std::exception& e) {
+      s.failing = c;
+      s.failing_message = e.what();
+      throw;
+    }
+    s.pending = std::move(o);
+  };
+
+  rc::detail::TestParams params;
+  params.seed = options.seed;
+  params.maxSuccess = int(s.planned);
+  params.maxSize = 100;  // RapidCheck's own limit (issue #289); the profiles set the scale
+  rc::detail::TestMetadata metadata;
+  metadata.id = p.name;
+  metadata.description = p.name;
+  listener events(s);
+  // RapidCheck's configuration (read from RC_PARAMS) only for its reproduce strings: loading it
+  // otherwise would print a seed that is not this campaign's
+  static const std::unordered_map<std::string, rc::detail::Reproduce> no_reproduce;
+  const auto& reproduce = std::getenv("RC_PARAMS") ? rc::detail::configuration().reproduce : no_reproduce;
+  const rc::detail::TestResult result =
+      rc::detail::checkProperty(rc::detail::toProperty(body), metadata, params, events, reproduce);
+
+  property_result r;
+  r.name = p.name;
+  r.planned = s.planned;
+  r.cases = s.cases;
+  r.seconds = s.seconds();
+  r.max_error_in_bounds = s.max_units;
+  r.fixed_table_misses = s.table_misses;
+  r.shrinks = s.shrinks;
+  r.distribution = distribution_of(s);
+
+  rc::detail::FailureResult failure;
+  rc::detail::GaveUpResult gave_up;
+  rc::detail::Error error;
+  if (result.match(failure)) {
+    r.failed = true;
+    r.failure = s.failing_message;
+    r.counterexample = shown(failure.counterExample);
+    rc::detail::Configuration config;
+    config.testParams = params;
+    config.reproduce[p.name] = failure.reproduce;
+    r.reproduce = "RC_PARAMS=\"" + rc::detail::configToMinimalString(config) + "\"";
+    if (s.failing) {
+      case_file file{*s.failing, {}};
+      file.metadata = {{"origin", "property"},
+                       {"property", p.name},
+                       {"backend", k.backend()},
+                       {"kernel", k.path()},
+                       {"kernel_name", k.name()},
+                       {"seed", seed_text(options.seed)},
+                       {"reproduce", r.reproduce},
+                       {"failure", s.failing_message.substr(0, s.failing_message.find('\n'))}};
+      r.case_file = options.case_dir + "/" + p.name + "-" + seed_text(options.seed) + ".case";
+      write_case_file(r.case_file, file);
+    }
+  } else if (result.match(gave_up)) {
+    r.failed = true;
+    r.failure = "gave up after " + std::to_string(gave_up.numSuccess) + " cases: " + gave_up.description;
+  } else if (result.match(error)) {
+    r.failed = true;
+    r.failure = "RapidCheck error: " + error.description;
+  }
+  for (const class_share& c : r.distribution) r.distribution_short |= c.judged == class_share::verdict::below;
+  return r;
+}
+
+double case_scale_from_environment() {
+  const char* text = std::getenv("NORMCHECK_CASE_SCALE");
+  if (text == nullptr || *text == '\0') return 1.0;
+  char* end = nullptr;
+  const double scale = std::strtod(text, &end);
+  if (*end != '\0' || !(scale > 0) || !std::isfinite(scale))
+    throw std::invalid_argument(std::string("NORMCHECK_CASE_SCALE = '") + text + "': must be a positive number");
+  return scale;
+}
+
+std::uint64_t seed_from_environment() {
+  const char* text = std::getenv("NORMCHECK_SEED");
+  if (text != nullptr && *text != '\0') {
+    char* end = nullptr;
+    const unsigned long long seed = std::strtoull(text, &end, 10);
+    if (*end != '\0') throw std::invalid_argument(std::string("NORMCHECK_SEED = '") + text + "': must be an integer");
+    return seed;
+  }
+  std::random_device device;
+  return (std::uint64_t(device()) << 32) | device();
+}
+
+std::string format_distribution(const property_result& r) {
+  std::ostringstream out;
+  out << "  " << std::left << std::setw(18) << "dimension" << std::setw(40) << "class" << std::right << std::setw(7)
+      << "cases" << std::setw(9) << "share" << std::setw(9) << "minimum" << "  verdict\n";
+  for (const class_share& c : r.distribution) {
+    out << "  " << std::left << std::setw(18) << c.dimension << std::setw(40) << c.cls << std::right << std::setw(7)
+        << c.count << std::setw(8) << std::fixed << std::setprecision(1) << 100 * c.share << "%";
+    if (c.min_share > 0) out << std::setw(8) << std::setprecision(1) << 100 * c.min_share << "%";
+    else out << std::setw(9) << "";
+    switch (c.judged) {
+      case class_share::verdict::reported: break;
+      case class_share::verdict::reached: out << "  reached"; break;
+      case class_share::verdict::below: out << "  BELOW MINIMUM"; break;
+      case class_share::verdict::too_few_cases: out << "  too few cases to judge"; break;
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
+kernel select_backend(const std::string& backend, std::string* why_not) {
+  if (backend == "simt" || backend == "cuda") return kernel::shipped(backend);
+  try {
+    kernel cuda = kernel::shipped("cuda");
+    if (cuda.available()) return cuda;
+    if (why_not) *why_not = "the cuda plugin loads but no CUDA device is present";
+  } catch (const std::exception& e) {
+    if (why_not) *why_not = e.what();
+  }
+  return kernel::shipped("simt");
+}
+
+}  // namespace nc::harness

@@ -1,0 +1,127 @@
+#include "normcheck/harness/case.hpp"
+
+#include <sstream>
+
+namespace nc::harness {
+
+operand_layouts contiguous_layouts(std::int64_t n) {
+  const matrix_layout dense{0, n, 1};
+  return {dense, dense, dense, dense, {}, {}, {}};
+}
+
+std::int64_t extent(const matrix_layout& l, std::int64_t m, std::int64_t n) {
+  if (m == 0 || n == 0) return 0;
+  return l.offset + (m - 1) * l.row_stride + (n - 1) * l.col_stride + 1;
+}
+
+std::int64_t extent(const vector_layout& l, std::int64_t count) {
+  return count == 0 ? 0 : l.offset + (count - 1) * l.stride + 1;
+}
+
+oracle::dtype oracle_type(nc_dtype type) {
+  switch (type) {
+    case NC_F16: return oracle::dtype::f16;
+    case NC_BF16: return oracle::dtype::bf16;
+    default: return oracle::dtype::f32;
+  }
+}
+
+std::size_t size_of(nc_dtype type) { return type == NC_F32 ? 4 : 2; }
+
+const char* dtype_name(nc_dtype type) {
+  switch (type) {
+    case NC_F32: return "fp32";
+    case NC_F16: return "fp16";
+    case NC_BF16: return "bf16";
+    default: return "unknown";
+  }
+}
+
+bool parse_dtype(const std::string& name, nc_dtype& out) {
+  for (nc_dtype t : {NC_F32, NC_F16, NC_BF16})
+    if (name == dtype_name(t)) {
+      out = t;
+      return true;
+    }
+  return false;
+}
+
+std::int64_t vector_width(nc_dtype type) { return 16 / std::int64_t(size_of(type)); }
+
+double value_of(nc_dtype type, std::uint32_t bits) { return oracle::decode(oracle_type(type), bits); }
+
+std::uint32_t bits_of(nc_dtype type, double value) {
+  return std::uint32_t(oracle::encode(oracle_type(type), value));
+}
+
+std::string dtype_class(const norm_case& c) {
+  std::string name = dtype_name(c.x_dtype);
+  if (c.gamma_dtype != c.x_dtype) name += std::string("+") + dtype_name(c.gamma_dtype) + " gamma";
+  return name;
+}
+
+namespace {
+
+bool column_major(const matrix_layout& l, std::int64_t m, std::int64_t n) {
+  return m > 1 && n > 1 && l.col_stride > l.row_stride;
+}
+
+bool aligned(std::int64_t elements, std::size_t size) { return elements * std::int64_t(size) % 16 == 0; }
+
+}  // namespace
+
+std::string alignment_class(const norm_case& c) {
+  const matrix_layout* matrices[] = {&c.layout.x, &c.layout.y, &c.layout.dy, &c.layout.dx};
+  const std::size_t size = size_of(c.x_dtype);
+  bool by_columns = false, strided = false, misaligned = false;
+  for (const matrix_layout* l : matrices) {
+    by_columns |= column_major(*l, c.m, c.n);
+    strided |= l->col_stride > 1 && c.n > 1;
+    misaligned |= !aligned(l->offset, size) || (c.m > 1 && !aligned(l->row_stride, size));
+  }
+  strided |= c.layout.gamma.stride > 1 && c.n > 1;
+  misaligned |= !aligned(c.layout.gamma.offset, size_of(c.gamma_dtype));
+  if (by_columns) return "column major";
+  if (strided) return "column strided";
+  if (misaligned) return "misaligned";
+  if (c.n % vector_width(c.x_dtype) != 0) return "ragged n";
+  return "aligned";
+}
+
+std::string size_class(const norm_case& c) {
+  const std::int64_t elements = c.m * c.n;
+  if (c.m == 0) return "empty";
+  if (elements <= 64) return "tiny";
+  if (elements <= 4096) return "small";
+  return "large";
+}
+
+namespace {
+
+void describe_matrix(std::ostream& out, const char* name, const matrix_layout& l, std::int64_t n) {
+  if (l == matrix_layout{0, n, 1}) return;
+  out << " " << name << "{offset " << l.offset << ", row " << l.row_stride << ", col " << l.col_stride << "}";
+}
+
+void describe_vector(std::ostream& out, const char* name, const vector_layout& l) {
+  if (l == vector_layout{}) return;
+  out << " " << name << "{offset " << l.offset << ", stride " << l.stride << "}";
+}
+
+}  // namespace
+
+std::string describe(const norm_case& c) {
+  std::ostringstream out;
+  out << c.m << "x" << c.n << " " << dtype_class(c) << " eps " << c.epsilon;
+  describe_matrix(out, "x", c.layout.x, c.n);
+  describe_matrix(out, "y", c.layout.y, c.n);
+  describe_matrix(out, "dy", c.layout.dy, c.n);
+  describe_matrix(out, "dx", c.layout.dx, c.n);
+  describe_vector(out, "gamma", c.layout.gamma);
+  describe_vector(out, "r", c.layout.r);
+  describe_vector(out, "dgamma", c.layout.dgamma);
+  for (const auto& [key, value] : c.parameters) out << " " << key << "=" << value;
+  return out.str();
+}
+
+}  // namespace nc::harness

@@ -1,0 +1,262 @@
+#include "normcheck/harness/case_file.hpp"
+
+#include <bit>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace nc::harness {
+
+namespace {
+
+constexpr const char* format_line = "normcheck-case 1";
+constexpr std::int64_t values_per_line = 8;
+
+std::string hex(std::uint32_t bits, int digits) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%0*x", digits, bits);
+  return text;
+}
+
+void write_block(std::ostream& out, const char* name, nc_dtype type, const std::vector<std::uint32_t>& bits,
+                 std::int64_t rows, std::int64_t cols, bool matrix) {
+  const int digits = int(size_of(type) * 2);
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; j += values_per_line) {
+      out << name << "[";
+      if (matrix) out << i << ",";
+      out << j << "] =";
+      std::ostringstream decimals;
+      for (std::int64_t k = j; k < std::min(cols, j + values_per_line); ++k) {
+        const std::uint32_t b = bits[std::size_t(i * cols + k)];
+        out << " " << hex(b, digits);
+        decimals << " " << value_of(type, b);
+      }
+      out << "  #" << decimals.str() << "\n";
+    }
+}
+
+void write_matrix_layout(std::ostream& out, const char* name, const matrix_layout& l) {
+  out << name << ".offset = " << l.offset << "\n"
+      << name << ".row_stride = " << l.row_stride << "\n"
+      << name << ".col_stride = " << l.col_stride << "\n";
+}
+
+void write_vector_layout(std::ostream& out, const char* name, const vector_layout& l) {
+  out << name << ".offset = " << l.offset << "\n" << name << ".stride = " << l.stride << "\n";
+}
+
+// metadata is one line without comments: newlines become spaces, '#' becomes %23
+std::string one_line(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '\n') out += ' ';
+    else if (ch == '#') out += "%23";
+    else out += ch;
+  }
+  return out;
+}
+
+std::string trim(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t\r") - first + 1);
+}
+
+}  // namespace
+
+std::string to_text(const case_file& file) {
+  const norm_case& c = file.value;
+  std::ostringstream out;
+  out << "# a normcheck case: `normcheck replay FILE` re-runs it (format: harness/include/normcheck/harness/case_file.hpp)\n";
+  out << "format = " << format_line << "\n";
+  for (const auto& [key, value] : file.metadata) out << key << " = " << one_line(value) << "\n";
+  out << "m = " << c.m << "\n" << "n = " << c.n << "\n";
+  out << "x_dtype = " << dtype_name(c.x_dtype) << "\n" << "gamma_dtype = " << dtype_name(c.gamma_dtype) << "\n";
+  out << "epsilon = 0x" << hex(std::bit_cast<std::uint32_t>(c.epsilon), 8) << "  # " << c.epsilon << "\n";
+  write_matrix_layout(out, "x", c.layout.x);
+  write_matrix_layout(out, "y", c.layout.y);
+  write_matrix_layout(out, "dy", c.layout.dy);
+  write_matrix_layout(out, "dx", c.layout.dx);
+  write_vector_layout(out, "gamma", c.layout.gamma);
+  write_vector_layout(out, "r", c.layout.r);
+  write_vector_layout(out, "dgamma", c.layout.dgamma);
+  for (const auto& [key, value] : c.parameters) out << "param." << key << " = " << value << "\n";
+  write_block(out, "x", c.x_dtype, c.x, c.m, c.n, true);
+  write_block(out, "gamma", c.gamma_dtype, c.gamma, 1, c.n, false);
+  write_block(out, "dy", c.x_dtype, c.dy, c.m, c.n, true);
+  if (!c.dy2.empty()) write_block(out, "dy2", c.x_dtype, c.dy2, c.m, c.n, true);
+  return out.str();
+}
+
+case_file parse_case_file(const std::string& text) {
+  case_file file;
+  norm_case& c = file.value;
+  std::map<std::string, std::pair<std::string, int>> keys;  // key -> (value, line)
+  struct block_line {
+    std::string name;
+    std::int64_t row, col;
+    std::string values;
+    int line;
+  };
+  std::vector<block_line> blocks;
+
+  std::istringstream in(text);
+  std::string raw;
+  int number = 0;
+  const auto fail = [&](int line, const std::string& why) -> case_file_error {
+    return case_file_error("case file line " + std::to_string(line) + ": " + why);
+  };
+  while (std::getline(in, raw)) {
+    ++number;
+    const std::string line = trim(raw.substr(0, raw.find('#')));
+    if (line.empty()) continue;
+    const auto eq = line.find('=');
+    if (eq == std::string::npos) throw fail(number, "expected `key = value`, got '" + line + "'");
+    const std::string key = trim(line.substr(0, eq)), value = trim(line.substr(eq + 1));
+    if (const auto bracket = key.find('['); bracket != std::string::npos) {
+      block_line b{key.substr(0, bracket), 0, 0, value, number};
+      const std::string index = key.substr(bracket + 1, key.size() - bracket - 2);
+      if (key.back() != ']') throw fail(number, "a value block key ends in ']': '" + key + "'");
+      char* end = nullptr;
+      const long long first = std::strtoll(index.c_str(), &end, 10);
+      if (*end == ',') {
+        b.row = first;
+        b.col = std::strtoll(end + 1, &end, 10);
+      } else {
+        b.col = first;
+      }
+      if (*end != '\0' || b.row < 0 || b.col < 0) throw fail(number, "bad index in '" + key + "'");
+      blocks.push_back(std::move(b));
+      continue;
+    }
+    if (!keys.emplace(key, std::make_pair(value, number)).second) throw fail(number, "key '" + key + "' given twice");
+  }
+
+  const auto take = [&](const std::string& key) -> std::pair<std::string, int> {
+    const auto it = keys.find(key);
+    if (it == keys.end()) throw case_file_error("case file: missing key '" + key + "'");
+    auto v = it->second;
+    keys.erase(it);
+    return v;
+  };
+  const auto integer = [&](const std::string& key) {
+    const auto [value, line] = take(key);
+    char* end = nullptr;
+    const long long v = std::strtoll(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0') throw fail(line, "'" + key + "' must be an integer, got '" + value + "'");
+    return std::int64_t(v);
+  };
+  const auto dtype = [&](const std::string& key) {
+    const auto [value, line] = take(key);
+    nc_dtype t;
+    if (!parse_dtype(value, t)) throw fail(line, "'" + key + "' must be fp32, fp16 or bf16, got '" + value + "'");
+    return t;
+  };
+
+  if (const auto [value, line] = take("format"); value != format_line)
+    throw fail(line, "format must be '" + std::string(format_line) + "', got '" + value + "'");
+  c.m = integer("m");
+  c.n = integer("n");
+  if (c.m < 0 || c.n < 1) throw case_file_error("case file: need m >= 0 and n >= 1");
+  c.x_dtype = dtype("x_dtype");
+  c.gamma_dtype = dtype("gamma_dtype");
+  {
+    const auto [value, line] = take("epsilon");
+    char* end = nullptr;
+    const unsigned long bits = std::strtoul(value.c_str(), &end, 16);
+    if (value.rfind("0x", 0) != 0 || *end != '\0') throw fail(line, "epsilon must be fp32 bits in hex (0x...)");
+    c.epsilon = std::bit_cast<float>(std::uint32_t(bits));
+  }
+  for (auto [name, l] : {std::pair<const char*, matrix_layout*>{"x", &c.layout.x}, {"y", &c.layout.y},
+                         {"dy", &c.layout.dy}, {"dx", &c.layout.dx}}) {
+    l->offset = integer(std::string(name) + ".offset");
+    l->row_stride = integer(std::string(name) + ".row_stride");
+    l->col_stride = integer(std::string(name) + ".col_stride");
+  }
+  for (auto [name, l] : {std::pair<const char*, vector_layout*>{"gamma", &c.layout.gamma}, {"r", &c.layout.r},
+                         {"dgamma", &c.layout.dgamma}}) {
+    l->offset = integer(std::string(name) + ".offset");
+    l->stride = integer(std::string(name) + ".stride");
+  }
+  for (auto& [key, entry] : keys) {
+    if (key.rfind("param.", 0) == 0) c.parameters[key.substr(6)] = entry.first;
+    else file.metadata[key] = entry.first;
+  }
+
+  // value blocks
+  struct target {
+    std::vector<std::uint32_t>* bits;
+    nc_dtype type;
+    std::int64_t rows;
+    bool matrix;
+  };
+  const std::map<std::string, target> targets = {{"x", {&c.x, c.x_dtype, c.m, true}},
+                                                 {"dy", {&c.dy, c.x_dtype, c.m, true}},
+                                                 {"dy2", {&c.dy2, c.x_dtype, c.m, true}},
+                                                 {"gamma", {&c.gamma, c.gamma_dtype, 1, false}}};
+  std::map<std::string, std::vector<bool>> given;
+  for (const auto& [name, t] : targets) {
+    t.bits->assign(std::size_t(t.rows * c.n), 0);
+    given[name].assign(std::size_t(t.rows * c.n), false);
+  }
+  for (const block_line& b : blocks) {
+    const auto it = targets.find(b.name);
+    if (it == targets.end()) throw fail(b.line, "unknown value block '" + b.name + "'");
+    const target& t = it->second;
+    if (b.row >= t.rows) throw fail(b.line, "row " + std::to_string(b.row) + " is past m");
+    std::istringstream values(b.values);
+    std::string word;
+    std::int64_t j = b.col;
+    while (values >> word) {
+      if (j >= c.n) throw fail(b.line, "more values than n columns");
+      char* end = nullptr;
+      const unsigned long bits = std::strtoul(word.c_str(), &end, 16);
+      if (*end != '\0' || word.size() != size_of(t.type) * 2)
+        throw fail(b.line, "'" + word + "' is not a " + std::to_string(size_of(t.type) * 2) + "-digit hex pattern");
+      const std::size_t at = std::size_t(b.row * c.n + j);
+      if (given[b.name][at]) throw fail(b.line, b.name + " element given twice");
+      (*t.bits)[at] = std::uint32_t(bits);
+      given[b.name][at] = true;
+      ++j;
+    }
+  }
+  for (const auto& [name, flags] : given) {
+    std::size_t count = 0;
+    for (bool f : flags) count += f;
+    if (name == "dy2" && count == 0) {
+      c.dy2.clear();
+      continue;
+    }
+    if (count != flags.size())
+      throw case_file_error("case file: " + name + " has " + std::to_string(count) + " of its " +
+                            std::to_string(flags.size()) + " elements");
+  }
+  return file;
+}
+
+void write_case_file(const std::string& path, const case_file& file) {
+  const std::filesystem::path p(path);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+  std::ofstream out(path);
+  out << to_text(file);
+  if (!out) throw std::runtime_error("cannot write case file '" + path + "'");
+}
+
+case_file read_case_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read case file '" + path + "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_case_file(text.str());
+}
+
+std::string default_case_dir() {
+  const char* dir = std::getenv("NORMCHECK_CASE_DIR");
+  return dir && *dir ? dir : "reports/cases";
+}
+
+}  // namespace nc::harness

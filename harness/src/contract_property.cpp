@@ -1,0 +1,197 @@
+// The contract property: a valid call with one argument broken by one rule of the kernel
+// contract (abi.h, DESIGN.md "Kernel contract") must be rejected with a contract_error whose
+// message names that argument, and must write nothing — no output element, gap or guard band,
+// no byte of the workspace.
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+
+#include "normcheck/harness/execute.hpp"
+#include "normcheck/harness/failure.hpp"
+#include "normcheck/harness/generators.hpp"
+#include "normcheck/harness/property.hpp"
+
+namespace nc::harness {
+namespace {
+
+// the arguments of both calls over one case's buffers, and the workspace
+struct call {
+  nc_forward_args f;
+  nc_backward_args b;
+  std::size_t workspace_needed;
+};
+
+struct rule {
+  const char* name;      // a sentence: what is broken
+  bool backward;         // the call it breaks
+  const char* argument;  // the argument the message must name
+  std::function<void(call&, const norm_case&)> apply;
+};
+
+nc_dtype other_dtype(nc_dtype t) { return t == NC_F32 ? NC_F16 : NC_F32; }
+nc_dtype wrong_gamma(nc_dtype x) { return x == NC_F32 ? NC_F16 : x == NC_F16 ? NC_BF16 : NC_F16; }
+
+// rows that overlap (two or more rows), else a zero column stride
+void overlap_rows(nc_matrix& a, const norm_case& c) {
+  if (c.m >= 2) a.row_stride = c.n > 1 ? c.n - 1 : 0, a.col_stride = 1;
+  else a.col_stride = 0;
+}
+
+// a layout whose last element lies past 2^63 elements
+void overflow_layout(nc_matrix& a, const norm_case& c) {
+  if (c.m >= 2) a.row_stride = std::int64_t(1) << 62;
+  else if (c.n >= 2) a.col_stride = std::int64_t(1) << 62;
+  else a.offset = std::int64_t(1) << 62;
+}
+
+// moves operand `out` onto `other`'s memory so that its first element covers other's first byte
+template <class A, class B>
+void overlap(A& out, const B& other) {
+  const std::int64_t first_byte = other.offset * std::int64_t(size_of(other.dtype));
+  out.data = other.data;
+  out.offset = first_byte / std::int64_t(size_of(out.dtype));
+}
+
+// the workspace over an operand's first element (misaligned or overlapping: both rejected)
+template <class B>
+void workspace_over(call& k, const B& other) {
+  k.b.workspace = static_cast<char*>(other.data) + other.offset * std::int64_t(size_of(other.dtype));
+}
+
+const std::vector<rule>& rules() {
+  static const std::vector<rule> list = {
+      {"n is zero", false, "n", [](call& k, const norm_case&) { k.f.n = 0; }},
+      {"n is negative", false, "n", [](call& k, const norm_case& c) { k.f.n = -c.n; }},
+      {"m is negative", false, "m", [](call& k, const norm_case& c) { k.f.m = -1 - c.m; }},
+      {"epsilon is negative", false, "epsilon", [](call& k, const norm_case& c) { k.f.epsilon = -(c.epsilon + 1e-6f); }},
+      {"epsilon is NaN", false, "epsilon", [](call& k, const norm_case&) { k.f.epsilon = NAN; }},
+      {"epsilon is infinite", false, "epsilon", [](call& k, const norm_case&) { k.f.epsilon = INFINITY; }},
+      {"x has an unknown dtype", false, "x", [](call& k, const norm_case&) { k.f.x.dtype = nc_dtype(7); }},
+      {"y is not in x's dtype", false, "y", [](call& k, const norm_case&) { k.f.y.dtype = other_dtype(k.f.x.dtype); }},
+      {"gamma is neither x's dtype nor fp32", false, "gamma",
+       [](call& k, const norm_case&) { k.f.gamma.dtype = wrong_gamma(k.f.x.dtype); }},
+      {"r is not fp32", false, "r", [](call& k, const norm_case&) { k.f.r.dtype = NC_F16; }},
+      {"x rows overlap", false, "x", [](call& k, const norm_case& c) { overlap_rows(k.f.x, c); }},
+      {"y rows overlap", false, "y", [](call& k, const norm_case& c) { overlap_rows(k.f.y, c); }},
+      {"x has a zero column stride", false, "x", [](call& k, const norm_case&) { k.f.x.col_stride = 0; }},
+      {"x has a negative offset", false, "x", [](call& k, const norm_case&) { k.f.x.offset = -1; }},
+      {"gamma has a negative offset", false, "gamma", [](call& k, const norm_case&) { k.f.gamma.offset = -3; }},
+      {"x's layout overflows 64-bit indexing", false, "x", [](call& k, const norm_case& c) { overflow_layout(k.f.x, c); }},
+      {"x is null", false, "x", [](call& k, const norm_case&) { k.f.x.data = nullptr; }},
+      {"gamma is null", false, "gamma", [](call& k, const norm_case&) { k.f.gamma.data = nullptr; }},
+      {"y is null", false, "y", [](call& k, const norm_case&) { k.f.y.data = nullptr; }},
+      {"r is null", false, "r", [](call& k, const norm_case&) { k.f.r.data = nullptr; }},
+      {"y overlaps x", false, "y", [](call& k, const norm_case&) { overlap(k.f.y, k.f.x); }},
+      {"y overlaps gamma", false, "y", [](call& k, const norm_case&) { overlap(k.f.y, k.f.gamma); }},
+      {"r overlaps x", false, "r", [](call& k, const norm_case&) { overlap(k.f.r, k.f.x); }},
+      {"r overlaps gamma", false, "r", [](call& k, const norm_case&) { overlap(k.f.r, k.f.gamma); }},
+      {"r overlaps y", false, "r", [](call& k, const norm_case&) { overlap(k.f.r, k.f.y); }},
+      {"backward: n is zero", true, "n", [](call& k, const norm_case&) { k.b.n = 0; }},
+      {"backward: m is negative", true, "m", [](call& k, const norm_case&) { k.b.m = -1; }},
+      {"backward: x has an unknown dtype", true, "x", [](call& k, const norm_case&) { k.b.x.dtype = nc_dtype(9); }},
+      {"dy is not in x's dtype", true, "dy", [](call& k, const norm_case&) { k.b.dy.dtype = other_dtype(k.b.x.dtype); }},
+      {"dx is not in x's dtype", true, "dx", [](call& k, const norm_case&) { k.b.dx.dtype = other_dtype(k.b.x.dtype); }},
+      {"backward: gamma is neither x's dtype nor fp32", true, "gamma",
+       [](call& k, const norm_case&) { k.b.gamma.dtype = k.b.dgamma.dtype = wrong_gamma(k.b.x.dtype); }},
+      {"dgamma is not in gamma's dtype", true, "dgamma",
+       [](call& k, const norm_case&) { k.b.dgamma.dtype = k.b.gamma.dtype == NC_F32 ? NC_BF16 : NC_F32; }},
+      {"backward: r is not fp32", true, "r", [](call& k, const norm_case&) { k.b.r.dtype = NC_BF16; }},
+      {"dy rows overlap", true, "dy", [](call& k, const norm_case& c) { overlap_rows(k.b.dy, c); }},
+      {"dx rows overlap", true, "dx", [](call& k, const norm_case& c) { overlap_rows(k.b.dx, c); }},
+      {"dgamma has a negative offset", true, "dgamma", [](call& k, const norm_case&) { k.b.dgamma.offset = -1; }},
+      {"dy is null", true, "dy", [](call& k, const norm_case&) { k.b.dy.data = nullptr; }},
+      {"dx is null", true, "dx", [](call& k, const norm_case&) { k.b.dx.data = nullptr; }},
+      {"dgamma is null", true, "dgamma", [](call& k, const norm_case&) { k.b.dgamma.data = nullptr; }},
+      {"backward: r is null", true, "r", [](call& k, const norm_case&) { k.b.r.data = nullptr; }},
+      {"dx overlaps x", true, "dx", [](call& k, const norm_case&) { overlap(k.b.dx, k.b.x); }},
+      {"dx overlaps dy", true, "dx", [](call& k, const norm_case&) { overlap(k.b.dx, k.b.dy); }},
+      {"dx overlaps r", true, "dx", [](call& k, const norm_case&) { overlap(k.b.dx, k.b.r); }},
+      {"dgamma overlaps gamma", true, "dgamma", [](call& k, const norm_case&) { overlap(k.b.dgamma, k.b.gamma); }},
+      {"dgamma overlaps dx", true, "dgamma", [](call& k, const norm_case&) { overlap(k.b.dgamma, k.b.dx); }},
+      {"the workspace overlaps dx", true, "workspace", [](call& k, const norm_case&) { workspace_over(k, k.b.dx); }},
+      {"the workspace overlaps x", true, "workspace", [](call& k, const norm_case&) { workspace_over(k, k.b.x); }},
+      {"the workspace is smaller than the query", true, "workspace_bytes",
+       [](call& k, const norm_case&) { k.b.workspace_bytes = k.workspace_needed - 1; }},
+      {"the workspace is null", true, "workspace", [](call& k, const norm_case&) { k.b.workspace = nullptr; }},
+  };
+  return list;
+}
+
+const rule& rule_named(const std::string& name) {
+  for (const rule& r : rules())
+    if (name == r.name) return r;
+  throw std::invalid_argument("no contract rule '" + name + "'");
+}
+
+bool names(const std::string& message, const std::string& argument) {
+  return message.find("'" + argument + "'") != std::string::npos ||
+         message.find("'" + argument + ".") != std::string::npos;
+}
+
+rc::Gen<norm_case> contract_cases() {
+  return rc::gen::exec([] {
+    // small valid calls with at least one row: every rule applies to them
+    static const case_profile profile = [] {
+      case_profile p = case_profile::differential();
+      p.small_elements = 256;
+      p.large_percent = p.long_percent = 0;
+      p.empty_percent = 0;
+      p.min_rows = 1;
+      return p;
+    }();
+    norm_case c = *gen_case(profile);
+    c.parameters["rule"] = rules()[*gen_weighted_index(std::vector<int>(rules().size(), 1))].name;
+    return c;
+  });
+}
+
+void check_contract(const kernel& k, const norm_case& c, observation& o) {
+  const rule& broken = rule_named(c.parameters.at("rule"));
+  o.tag("rule", broken.name);
+  o.tag("dtype", dtype_class(c));
+  o.tag("call", broken.backward ? "backward" : "forward");
+
+  case_buffers buffers(k, c);
+  call args{buffers.forward_args(), buffers.backward_args(), 0};
+  args.workspace_needed = k.workspace_size(args.b);
+  guarded_scratch workspace(k, std::max<std::size_t>(args.workspace_needed, 16));
+  args.b.workspace = workspace.data();
+  args.b.workspace_bytes = args.workspace_needed;
+  // a plugin that needs no workspace has no workspace rules to break
+  if (std::string(broken.argument).rfind("workspace", 0) == 0 && args.workspace_needed == 0) {
+    o.tag("rule", "not applicable (no workspace needed)");
+    return;
+  }
+  broken.apply(args, c);
+
+  buffers.freeze_all();
+  const std::string claim = "a call where " + std::string(broken.name) + " must be rejected naming '" +
+                            broken.argument + "' and write nothing";
+  try {
+    if (broken.backward) k.backward(args.b);
+    else k.forward(args.f);
+    k.synchronize();
+    throw property_failure(claim + ": the call was accepted");
+  } catch (const contract_error& e) {
+    if (!names(e.what(), broken.argument))
+      throw property_failure(claim + ": the message does not name it: " + e.what());
+  } catch (const kernel_error& e) {
+    throw property_failure(claim + ": failed with status " + std::to_string(int(e.status)) +
+                           " instead of a contract error: " + e.what());
+  }
+  if (auto problem = buffers.check(broken.backward ? "rejected backward" : "rejected forward"))
+    throw property_failure(claim + ": " + *problem);
+  if (auto problem = workspace.check(true)) throw property_failure(claim + ": " + *problem);
+}
+
+}  // namespace
+
+property contract_property() {
+  std::vector<intended_share> intended;
+  for (const rule& r : rules()) intended.push_back({"rule", r.name, 0.004});
+  return {"invalid_calls_are_rejected_naming_the_argument", {"forward", "backward", "gamma"}, 4500,
+          contract_cases(), check_contract, intended};
+}
+
+}  // namespace nc::harness

@@ -1,0 +1,700 @@
+// The properties: each a claim, the cases it draws, and the check of one case.
+//
+//   differential   y and r, dx, dgamma against the exact oracle, both verdicts of DESIGN.md
+//   metamorphic    scaling by 2^k, batch invariance, layout invariance, determinism, row
+//                  permutation, the closed form of Σ x·dx, linearity of the backward in dy
+//   isolation      a NaN or Inf in one row leaves every other row's bits alone
+//   contract       every rule of the kernel contract rejects a call that breaks it, naming
+//                  the argument, before anything is written
+// Every run of a kernel goes through execute() (execute.hpp), so every case of every property
+// also checks guard bands, gaps, inputs and that every output element was written.
+#include <algorithm>
+#include <bit>
+#include <cfloat>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+
+#include "normcheck/harness/execute.hpp"
+#include "normcheck/harness/failure.hpp"
+#include "normcheck/harness/generators.hpp"
+#include "normcheck/harness/property.hpp"
+#include "normcheck/oracles/compare.hpp"
+#include "normcheck/oracles/exact.hpp"
+
+namespace nc::harness {
+namespace {
+
+// ---- the exact oracle on a case ----
+
+oracle::forward_result exact_forward_of(const norm_case& c) {
+  const auto x = typed(c.x_dtype, c.x), g = typed(c.gamma_dtype, c.gamma);
+  oracle::forward_problem p;
+  p.m = c.m, p.n = c.n, p.epsilon = c.epsilon;
+  p.x = {x.data(), oracle_type(c.x_dtype), 0, c.n, 1};
+  p.gamma = {g.data(), oracle_type(c.gamma_dtype), 0, 1};
+  p.y_type = oracle_type(c.x_dtype);
+  return oracle::exact_forward(p);
+}
+
+oracle::backward_result exact_backward_of(const norm_case& c, const std::vector<std::uint32_t>& dy_bits) {
+  const auto x = typed(c.x_dtype, c.x), g = typed(c.gamma_dtype, c.gamma), dy = typed(c.x_dtype, dy_bits);
+  oracle::backward_problem p;
+  p.m = c.m, p.n = c.n, p.epsilon = c.epsilon;
+  p.x = {x.data(), oracle_type(c.x_dtype), 0, c.n, 1};
+  p.gamma = {g.data(), oracle_type(c.gamma_dtype), 0, 1};
+  p.dy = {dy.data(), oracle_type(c.x_dtype), 0, c.n, 1};
+  p.dx_type = oracle_type(c.x_dtype);
+  p.dgamma_type = oracle_type(c.gamma_dtype);
+  return oracle::exact_backward(p);
+}
+
+// ---- the verdicts of one case ----
+
+class verdicts {
+ public:
+  /// table_binding: the document's fixed table fails the case too (else it only reports)
+  explicit verdicts(bool table_binding = false) : table_binding_(table_binding) {}
+
+  /// rows × cols kernel bits against the oracle (the comparator of oracles/compare.hpp)
+  void oracle_matrix(const char* output, nc_dtype type, const std::vector<std::uint32_t>& got, std::int64_t rows,
+                     std::int64_t cols, const std::vector<double>& exact, const std::vector<double>& bound,
+                     const std::vector<oracle::row_status>& status) {
+    const auto bytes = typed(type, got);
+    add(output, oracle::compare(oracle::matrix_view{bytes.data(), oracle_type(type), 0, cols, 1}, rows, cols, exact,
+                                bound, status),
+        false);
+  }
+
+  /// a vector output (r per row, dgamma per column)
+  void oracle_vector(const char* output, nc_dtype type, const std::vector<std::uint32_t>& got,
+                     const std::vector<double>& exact, const std::vector<double>& bound,
+                     const std::vector<oracle::row_status>& status, bool by_column) {
+    const auto bytes = typed(type, got);
+    add(output,
+        oracle::compare(oracle::vector_view{bytes.data(), oracle_type(type), 0, 1}, std::int64_t(got.size()), exact,
+                        bound, status),
+        by_column);
+  }
+
+  /// element e of got must have the bits of element e of expected (row-major, cols a row)
+  void same_bits(const char* output, nc_dtype type, const std::vector<std::uint32_t>& got,
+                 const std::vector<std::uint32_t>& expected, std::int64_t cols) {
+    for (std::size_t e = 0; e < got.size(); ++e)
+      if (got[e] != expected[e])
+        fail_element({output, std::int64_t(e) / cols, std::int64_t(e) % cols, value_of(type, expected[e]),
+                      value_of(type, got[e]), 0});
+  }
+
+  /// |got - expected| <= bound; NaN matches only NaN and an Inf only the same Inf (a NaN
+  /// bound never holds)
+  void within(const char* output, std::int64_t row, std::int64_t col, double got, double expected, double bound) {
+    if (std::isnan(got) || std::isnan(expected) || std::isinf(got) || std::isinf(expected)) {
+      const bool same = (std::isnan(got) && std::isnan(expected)) || got == expected;
+      if (!same) fail_element({output, row, col, expected, got, bound});
+      return;
+    }
+    const double error = std::fabs(got - expected);
+    if (bound > 0 && std::isfinite(bound)) max_units_ = std::max(max_units_, error / bound);
+    if (!(error <= bound)) fail_element({output, row, col, expected, got, bound});
+  }
+
+  /// a failure that is not about an element
+  void fail(const std::string& why) {
+    if (!other_.empty()) other_ += "; ";
+    other_ += why;
+  }
+
+  /// records the case's numbers and throws property_failure if anything failed
+  void finish(observation& o, const std::string& claim) const {
+    o.max_error_in_bounds = std::max(o.max_error_in_bounds, max_units_);
+    o.fixed_table_misses += table_misses_;
+    std::ostringstream summary;
+    summary << claim << ": ";
+    bool failed = false;
+    if (failures_ > 0) {
+      summary << failures_ << " element(s) of " << failed_outputs_ << " wrong";
+      failed = true;
+    }
+    if (table_binding_ && table_misses_ > 0) {
+      summary << (failed ? ", " : "") << table_misses_ << " element(s) outside the document's fixed atol/rtol";
+      failed = true;
+    }
+    if (!other_.empty()) {
+      summary << (failed ? "; " : "") << other_;
+      failed = true;
+    }
+    if (failed) throw property_failure(summary.str(), first_);
+  }
+
+ private:
+  void add(const char* output, const oracle::comparison& cmp, bool by_column) {
+    max_units_ = std::max(max_units_, cmp.max_bound_units);
+    table_misses_ += cmp.table_failures;
+    failures_ += cmp.bound_failures;
+    if (cmp.bound_failures > 0) name_output(output);
+    for (const oracle::mismatch& m : cmp.mismatches)
+      if (m.bound_failed || (table_binding_ && m.table_failed))
+        keep({output, by_column ? 0 : m.row, by_column ? m.row : m.col, m.oracle, m.got, m.bound});
+  }
+
+  void fail_element(mismatch m) {
+    ++failures_;
+    name_output(m.output);
+    keep(std::move(m));
+  }
+
+  void name_output(const std::string& output) {
+    if (failed_outputs_.find(output) == std::string::npos)
+      failed_outputs_ += (failed_outputs_.empty() ? "" : ", ") + output;
+  }
+
+  void keep(mismatch m) {
+    if (first_.size() < kept_mismatches) first_.push_back(std::move(m));
+  }
+
+  bool table_binding_;
+  std::int64_t failures_ = 0, table_misses_ = 0;
+  double max_units_ = 0;
+  std::string failed_outputs_, other_;
+  std::vector<mismatch> first_;
+};
+
+// ---- tags ----
+
+void tag_case(observation& o, const norm_case& c) {
+  o.tag("dtype", dtype_class(c));
+  o.tag("alignment", alignment_class(c));
+  o.tag("size", size_class(c));
+}
+
+void tag_paths(observation& o, const outputs& out) {
+  o.tag("forward path", out.forward_path);
+  if (!out.backward_path.empty()) o.tag("backward path", out.backward_path);
+}
+
+void tag_domain(observation& o, const std::vector<oracle::row_status>& rows) {
+  const auto out = std::count_if(rows.begin(), rows.end(), [](const auto& s) { return !s.in_domain(); });
+  o.tag("domain", rows.empty() ? "no rows" : out == 0 ? "every row in" : "some rows out");
+}
+
+bool table_binding(const norm_case& c) {
+  const auto it = c.parameters.find("fixed_table");
+  return it != c.parameters.end() && it->second == "binding";
+}
+
+std::string parameter(const norm_case& c, const std::string& name) {
+  const auto it = c.parameters.find(name);
+  if (it == c.parameters.end()) throw std::invalid_argument("the case has no parameter '" + name + "'");
+  return it->second;
+}
+
+std::vector<std::uint32_t> row_of(const std::vector<std::uint32_t>& v, std::int64_t n, std::int64_t i) {
+  return {v.begin() + i * n, v.begin() + (i + 1) * n};
+}
+
+// ---- differential ----
+
+rc::Gen<norm_case> differential_cases() {
+  return rc::gen::exec([] {
+    // a quarter of the cases are the document's kind of inputs, where its table binds too
+    static const case_profile document = case_profile::document(), wide = case_profile::differential();
+    const bool documented = *gen_weighted_index({1, 3}) == 0;
+    norm_case c = *gen_case(documented ? document : wide);
+    if (documented) c.parameters["fixed_table"] = "binding";
+    return c;
+  });
+}
+
+void check_forward_differential(const kernel& k, const norm_case& c, observation& o) {
+  const outputs out = execute(k, c, calls::forward);
+  tag_case(o, c), tag_paths(o, out);
+  const auto exact = exact_forward_of(c);
+  tag_domain(o, exact.rows);
+  verdicts v(table_binding(c));
+  v.oracle_matrix("y", c.x_dtype, out.y, c.m, c.n, exact.y, exact.y_bound, exact.rows);
+  v.oracle_vector("r", NC_F32, out.r, exact.r, exact.r_bound, exact.rows, false);
+  v.finish(o, "y and r must match the exact oracle");
+}
+
+void check_dx_differential(const kernel& k, const norm_case& c, observation& o) {
+  const outputs out = execute(k, c, calls::forward_and_backward);
+  tag_case(o, c), tag_paths(o, out);
+  const auto exact = exact_backward_of(c, c.dy);
+  tag_domain(o, exact.rows);
+  verdicts v(table_binding(c));
+  v.oracle_matrix("dx", c.x_dtype, out.dx, c.m, c.n, exact.dx, exact.dx_bound, exact.rows);
+  v.finish(o, "dx must match the exact oracle");
+}
+
+void check_dgamma_differential(const kernel& k, const norm_case& c, observation& o) {
+  const outputs out = execute(k, c, calls::forward_and_backward);
+  tag_case(o, c), tag_paths(o, out);
+  const auto exact = exact_backward_of(c, c.dy);
+  tag_domain(o, exact.rows);
+  o.tag("rows", c.m == 0 ? "0" : c.m == 1 ? "1" : c.m <= 16 ? "2-16" : "17+");
+  verdicts v(table_binding(c));
+  v.oracle_vector("dgamma", c.gamma_dtype, out.dgamma, exact.dgamma, exact.dgamma_bound, exact.columns, true);
+  v.finish(o, "dgamma must match the exact oracle");
+}
+
+// ---- scaling x by 2^k and ε by 4^k ----
+
+// the case with x scaled by 2^k and ε by 4^k; false if a value does not scale exactly
+bool scaled(const norm_case& c, int k, norm_case& out) {
+  out = c;
+  for (auto& bits : out.x) {
+    const double v = std::ldexp(value_of(c.x_dtype, bits), k);
+    bits = bits_of(c.x_dtype, v);
+    if (value_of(c.x_dtype, bits) != v) return false;
+  }
+  out.epsilon = std::ldexp(c.epsilon, 2 * k);
+  return double(out.epsilon) == std::ldexp(double(c.epsilon), 2 * k) &&
+         (c.epsilon == 0 || std::fabs(out.epsilon) >= FLT_MIN);
+}
+
+rc::Gen<norm_case> scaling_cases() {
+  return rc::gen::exec([] {
+    static const case_profile profile = case_profile::well_scaled();
+    norm_case c = *gen_case(profile);
+    const int magnitude = int(*gen_uniform(1, 8, 1));
+    const int k = *gen_weighted_index({1, 1}) == 0 ? magnitude : -magnitude;
+    // an element that would not scale exactly (a subnormal or an overflow on the way) becomes 0
+    for (auto& bits : c.x) {
+      const double v = std::ldexp(value_of(c.x_dtype, bits), k);
+      if (value_of(c.x_dtype, bits_of(c.x_dtype, v)) != v) bits = 0;
+    }
+    c.parameters["k"] = std::to_string(k);
+    return c;
+  });
+}
+
+void check_scaling(const kernel& kn, const norm_case& c, observation& o) {
+  const int k = std::stoi(parameter(c, "k"));
+  norm_case s;
+  if (!scaled(c, k, s))
+    throw std::invalid_argument("the case does not scale exactly by 2^" + std::to_string(k));
+  const outputs a = execute(kn, c, calls::forward_and_backward), b = execute(kn, s, calls::forward_and_backward);
+  tag_case(o, c), tag_paths(o, a);
+  o.tag("k", k > 0 ? "positive" : "negative");
+  verdicts v;
+  v.same_bits("y", c.x_dtype, b.y, a.y, c.n);
+  v.same_bits("dgamma", c.gamma_dtype, b.dgamma, a.dgamma, c.n);
+  // r and dx scale by 2^-k: exactly, wherever neither value is near the subnormals of its
+  // dtype (a stored value of at least twice the smallest normal was rounded as a normal)
+  const auto scales = [&](const char* output, nc_dtype t, const std::vector<std::uint32_t>& base,
+                          const std::vector<std::uint32_t>& got, std::int64_t cols) {
+    const double tiny = oracle::format_of(oracle_type(t)).min_normal;
+    for (std::size_t e = 0; e < base.size(); ++e) {
+      const double before = value_of(t, base[e]), expected = std::ldexp(before, -k), have = value_of(t, got[e]);
+      const bool normal = std::isfinite(before) && std::fabs(before) >= 2 * tiny && std::fabs(expected) >= 2 * tiny;
+      // a zero may be an underflowed result (its scaled value must be zero or subnormal), an
+      // infinity an overflowed one (out of range either way)
+      const bool holds = std::isnan(before) ? std::isnan(have)
+                         : before == 0      ? std::fabs(have) < tiny
+                                            : !normal || got[e] == bits_of(t, expected);
+      if (!holds) v.within(output, std::int64_t(e) / cols, std::int64_t(e) % cols, have, expected, 0);
+    }
+  };
+  scales("r", NC_F32, a.r, b.r, 1);
+  scales("dx", c.x_dtype, a.dx, b.dx, c.n);
+  if (a.forward_path != b.forward_path || a.backward_path != b.backward_path)
+    v.fail("scaling changed the code path (" + a.forward_path + "/" + a.backward_path + " -> " + b.forward_path +
+           "/" + b.backward_path + ")");
+  v.finish(o, "scaling x by 2^k and epsilon by 4^k must keep y and dgamma and scale r and dx by 2^-k");
+}
+
+// ---- batch invariance ----
+
+rc::Gen<norm_case> batch_cases() {
+  return rc::gen::exec([] {
+    static const case_profile profile = [] {
+      case_profile p = case_profile::differential();
+      p.empty_percent = 0;
+      return p;
+    }();
+    norm_case c = *gen_case(profile);
+    c.parameters["row"] = std::to_string(*gen_uniform(0, c.m - 1, 0));
+    return c;
+  });
+}
+
+// row i of c alone, at the same address modulo 16 bytes as in the batch
+norm_case alone(const norm_case& c, std::int64_t i) {
+  norm_case s = c;
+  s.m = 1;
+  s.x = row_of(c.x, c.n, i);
+  s.dy = row_of(c.dy, c.n, i);
+  s.dy2.clear();
+  s.parameters.clear();
+  const std::int64_t per_vector = vector_width(c.x_dtype);
+  for (matrix_layout* l : {&s.layout.x, &s.layout.y, &s.layout.dy, &s.layout.dx})
+    l->offset = (l->offset + i * l->row_stride) % per_vector;
+  s.layout.r.offset = (s.layout.r.offset + i * s.layout.r.stride) % 4;
+  return s;
+}
+
+void check_batch_invariance(const kernel& k, const norm_case& c, observation& o) {
+  const std::int64_t i = std::stoll(parameter(c, "row"));
+  const outputs batch = execute(k, c, calls::forward_and_backward);
+  const outputs single = execute(k, alone(c, i), calls::forward_and_backward);
+  tag_case(o, c), tag_paths(o, batch);
+  o.tag("row", i == 0 ? "first" : i == c.m - 1 ? "last" : "inside");
+  verdicts v;
+  v.same_bits("y", c.x_dtype, single.y, row_of(batch.y, c.n, i), c.n);
+  v.same_bits("r", NC_F32, single.r, {batch.r[std::size_t(i)]}, 1);
+  v.same_bits("dx", c.x_dtype, single.dx, row_of(batch.dx, c.n, i), c.n);
+  if (single.forward_path != batch.forward_path || single.backward_path != batch.backward_path)
+    v.fail("the row alone took another path (" + single.forward_path + "/" + single.backward_path + ")");
+  v.finish(o, "row " + std::to_string(i) + " alone must give the bits it gives in the batch");
+}
+
+// ---- layout invariance ----
+
+rc::Gen<norm_case> layout_cases() {
+  static const case_profile profile = [] {
+    case_profile p = case_profile::differential();
+    p.layout_plans = {0, 25, 40, 35};
+    return p;
+  }();
+  return gen_case(profile);
+}
+
+void check_layout_invariance(const kernel& k, const norm_case& c, observation& o) {
+  norm_case dense = c;
+  dense.layout = contiguous_layouts(c.n);
+  const outputs a = execute(k, c, calls::forward_and_backward), b = execute(k, dense, calls::forward_and_backward);
+  tag_case(o, c), tag_paths(o, a);
+  const bool same_forward = a.forward_path == b.forward_path;
+  const bool same_backward = same_forward && a.backward_path == b.backward_path;
+  o.tag("paths", same_backward ? "same" : same_forward ? "backward differs" : "forward differs");
+  verdicts v;
+  if (same_forward) {
+    v.same_bits("y", c.x_dtype, a.y, b.y, c.n);
+    v.same_bits("r", NC_F32, a.r, b.r, 1);
+  } else {
+    // two correct results are within twice the bound of each other
+    const auto exact = exact_forward_of(c);
+    for (std::int64_t i = 0; i < c.m; ++i) {
+      if (!exact.rows[std::size_t(i)].in_domain()) continue;
+      for (std::int64_t j = 0; j < c.n; ++j) {
+        const std::size_t e = std::size_t(i * c.n + j);
+        v.within("y", i, j, value_of(c.x_dtype, a.y[e]), value_of(c.x_dtype, b.y[e]), 2 * exact.y_bound[e]);
+      }
+      v.within("r", i, 0, value_of(NC_F32, a.r[std::size_t(i)]), value_of(NC_F32, b.r[std::size_t(i)]),
+               2 * exact.r_bound[std::size_t(i)]);
+    }
+  }
+  if (same_backward) {
+    v.same_bits("dx", c.x_dtype, a.dx, b.dx, c.n);
+    v.same_bits("dgamma", c.gamma_dtype, a.dgamma, b.dgamma, c.n);
+  } else {
+    const auto exact = exact_backward_of(c, c.dy);
+    for (std::int64_t i = 0; i < c.m; ++i) {
+      if (!exact.rows[std::size_t(i)].in_domain()) continue;
+      for (std::int64_t j = 0; j < c.n; ++j) {
+        const std::size_t e = std::size_t(i * c.n + j);
+        v.within("dx", i, j, value_of(c.x_dtype, a.dx[e]), value_of(c.x_dtype, b.dx[e]), 2 * exact.dx_bound[e]);
+      }
+    }
+    for (std::int64_t j = 0; j < c.n; ++j)
+      if (exact.columns[std::size_t(j)].in_domain())
+        v.within("dgamma", 0, j, value_of(c.gamma_dtype, a.dgamma[std::size_t(j)]),
+                 value_of(c.gamma_dtype, b.dgamma[std::size_t(j)]), 2 * exact.dgamma_bound[std::size_t(j)]);
+  }
+  v.finish(o, "the strided view must give the bits of its contiguous copy on the same path (" + a.forward_path +
+                  "/" + a.backward_path + " vs " + b.forward_path + "/" + b.backward_path + ")");
+}
+
+// ---- determinism ----
+
+rc::Gen<norm_case> plain_cases() {
+  static const case_profile profile = case_profile::differential();
+  return gen_case(profile);
+}
+
+void check_determinism(const kernel& k, const norm_case& c, observation& o) {
+  const outputs a = execute(k, c, calls::forward_and_backward), b = execute(k, c, calls::forward_and_backward);
+  tag_case(o, c), tag_paths(o, a);
+  verdicts v;
+  v.same_bits("y", c.x_dtype, b.y, a.y, c.n);
+  v.same_bits("r", NC_F32, b.r, a.r, 1);
+  v.same_bits("dx", c.x_dtype, b.dx, a.dx, c.n);
+  v.same_bits("dgamma", c.gamma_dtype, b.dgamma, a.dgamma, c.n);
+  v.finish(o, "a second run must give the bits of the first");
+}
+
+// ---- row permutation ----
+
+std::string format_permutation(const std::vector<std::int64_t>& p) {
+  std::string text;
+  for (std::int64_t v : p) text += (text.empty() ? "" : " ") + std::to_string(v);
+  return text;
+}
+
+std::vector<std::int64_t> parse_permutation(const std::string& text, std::int64_t m) {
+  std::vector<std::int64_t> p;
+  std::istringstream in(text);
+  for (std::int64_t v; in >> v;) p.push_back(v);
+  std::vector<std::int64_t> sorted = p;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::int64_t> identity(static_cast<std::size_t>(m));
+  std::iota(identity.begin(), identity.end(), 0);
+  if (sorted != identity) throw std::invalid_argument("'" + text + "' is not a permutation of the case's rows");
+  return p;
+}
+
+rc::Gen<norm_case> permutation_cases() {
+  return rc::gen::exec([] {
+    static const case_profile profile = [] {
+      case_profile p = case_profile::differential();
+      p.min_rows = 2;
+      p.empty_percent = 0;
+      return p;
+    }();
+    norm_case c = *gen_case(profile);
+    // a shuffle from one draw: it follows M as M shrinks
+    const std::uint64_t seed = *gen_seed();
+    std::vector<std::int64_t> p(std::size_t(c.m));
+    std::iota(p.begin(), p.end(), 0);
+    std::uint64_t state = seed;
+    for (std::size_t i = p.size(); i > 1; --i) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      std::swap(p[i - 1], p[std::size_t((state >> 33) % i)]);
+    }
+    c.parameters["permutation"] = format_permutation(p);
+    return c;
+  });
+}
+
+void check_permutation(const kernel& k, const norm_case& c, observation& o) {
+  const std::vector<std::int64_t> p = parse_permutation(parameter(c, "permutation"), c.m);
+  norm_case q = c;
+  for (std::int64_t i = 0; i < c.m; ++i)
+    for (std::int64_t j = 0; j < c.n; ++j) {
+      q.x[std::size_t(i * c.n + j)] = c.x[std::size_t(p[std::size_t(i)] * c.n + j)];
+      q.dy[std::size_t(i * c.n + j)] = c.dy[std::size_t(p[std::size_t(i)] * c.n + j)];
+    }
+  const outputs a = execute(k, c, calls::forward_and_backward), b = execute(k, q, calls::forward_and_backward);
+  tag_case(o, c), tag_paths(o, a);
+  verdicts v;
+  for (std::int64_t i = 0; i < c.m; ++i) {
+    const std::int64_t from = p[std::size_t(i)];
+    v.same_bits("y", c.x_dtype, row_of(b.y, c.n, i), row_of(a.y, c.n, from), c.n);
+    v.same_bits("r", NC_F32, {b.r[std::size_t(i)]}, {a.r[std::size_t(from)]}, 1);
+    v.same_bits("dx", c.x_dtype, row_of(b.dx, c.n, i), row_of(a.dx, c.n, from), c.n);
+  }
+  // dgamma sums the rows in another order: within twice the bound
+  const auto exact = exact_backward_of(c, c.dy);
+  for (std::int64_t j = 0; j < c.n; ++j)
+    if (exact.columns[std::size_t(j)].in_domain())
+      v.within("dgamma", 0, j, value_of(c.gamma_dtype, b.dgamma[std::size_t(j)]),
+               value_of(c.gamma_dtype, a.dgamma[std::size_t(j)]), 2 * exact.dgamma_bound[std::size_t(j)]);
+  v.finish(o, "permuting the rows must permute y, r and dx and keep dgamma within its bound");
+}
+
+// ---- Σ x·dx = ε·r³·s ----
+// dx = r·u − x·r³·s/N with u = dy·γ and s = Σ u·x, so Σ x·dx = r·s − r³·s·mean(x²)
+// = r·s·(1 − r²·mean(x²)); r² = 1/(mean(x²) + ε) makes 1 − r²·mean(x²) = ε·r², hence ε·r³·s.
+
+void check_sum_x_dx(const kernel& k, const norm_case& c, observation& o) {
+  const outputs a = execute(k, c, calls::forward_and_backward);
+  tag_case(o, c), tag_paths(o, a);
+  const auto forward = exact_forward_of(c);
+  const auto backward = exact_backward_of(c, c.dy);
+  tag_domain(o, backward.rows);
+  o.tag("epsilon", c.epsilon == 0 ? "zero" : "positive");
+  verdicts v;
+  for (std::int64_t i = 0; i < c.m; ++i) {
+    if (!backward.rows[std::size_t(i)].in_domain() || !forward.rows[std::size_t(i)].in_domain()) continue;
+    long double sum = 0, magnitude = 0, s = 0, s_magnitude = 0, bound = 0;
+    for (std::int64_t j = 0; j < c.n; ++j) {
+      const std::size_t e = std::size_t(i * c.n + j);
+      const long double x = value_of(c.x_dtype, c.x[e]), dx = value_of(c.x_dtype, a.dx[e]);
+      const long double u = (long double)value_of(c.x_dtype, c.dy[e]) * value_of(c.gamma_dtype, c.gamma[std::size_t(j)]);
+      sum += x * dx, magnitude += std::fabs(x * dx);
+      s += u * x, s_magnitude += std::fabs(u * x);
+      bound += std::fabs(x) * backward.dx_bound[e];
+    }
+    const long double r = forward.r[std::size_t(i)];
+    const long double closed = (long double)c.epsilon * r * r * r * s;
+    // the long-double sums and the oracle's r (within 2^-52) are far finer than any bug
+    const long double slack = 1e-12L * (magnitude + std::fabs(closed) + (long double)c.epsilon * r * r * r * s_magnitude);
+    v.within("sum x*dx", i, 0, double(sum), double(closed), double(bound + slack));
+  }
+  v.finish(o, "sum_j x_j*dx_j must equal epsilon*r^3*sum_j dy_j*gamma_j*x_j within the bound of dx");
+}
+
+// ---- the backward is linear in dy ----
+
+rc::Gen<norm_case> linearity_cases() {
+  return rc::gen::exec([] {
+    // dy and dy2 on a grid whose sums are exact, so dy + dy2 is itself an input
+    static const case_profile profile = [] {
+      case_profile p = case_profile::differential();
+      p.dy = only(row_kind::grid);
+      return p;
+    }();
+    norm_case c = *gen_case(profile);
+    c.dy2 = *gen_values(c.x_dtype, c.m, c.n, only(row_kind::grid));
+    return c;
+  });
+}
+
+void check_linearity(const kernel& k, const norm_case& c, observation& o) {
+  if (c.dy2.size() != c.dy.size()) throw std::invalid_argument("the case has no dy2");
+  norm_case second = c, sum = c;
+  second.dy = c.dy2;
+  for (std::size_t e = 0; e < c.dy.size(); ++e) {
+    const double total = value_of(c.x_dtype, c.dy[e]) + value_of(c.x_dtype, c.dy2[e]);
+    sum.dy[e] = bits_of(c.x_dtype, total);
+    if (value_of(c.x_dtype, sum.dy[e]) != total) throw std::invalid_argument("dy + dy2 is not exact in the case's dtype");
+  }
+  const outputs a = execute(k, c, calls::forward_and_backward), b = execute(k, second, calls::forward_and_backward),
+                s = execute(k, sum, calls::forward_and_backward);
+  tag_case(o, c), tag_paths(o, a);
+  const auto ea = exact_backward_of(c, c.dy), eb = exact_backward_of(c, second.dy), es = exact_backward_of(c, sum.dy);
+  tag_domain(o, es.rows);
+  verdicts v;
+  for (std::int64_t i = 0; i < c.m; ++i) {
+    const std::size_t row = std::size_t(i);
+    if (!ea.rows[row].in_domain() || !eb.rows[row].in_domain() || !es.rows[row].in_domain()) continue;
+    for (std::int64_t j = 0; j < c.n; ++j) {
+      const std::size_t e = std::size_t(i * c.n + j);
+      v.within("dx", i, j, value_of(c.x_dtype, s.dx[e]), value_of(c.x_dtype, a.dx[e]) + value_of(c.x_dtype, b.dx[e]),
+               ea.dx_bound[e] + eb.dx_bound[e] + es.dx_bound[e]);
+    }
+  }
+  for (std::int64_t j = 0; j < c.n; ++j) {
+    const std::size_t e = std::size_t(j);
+    if (!ea.columns[e].in_domain() || !eb.columns[e].in_domain() || !es.columns[e].in_domain()) continue;
+    v.within("dgamma", 0, j, value_of(c.gamma_dtype, s.dgamma[e]),
+             value_of(c.gamma_dtype, a.dgamma[e]) + value_of(c.gamma_dtype, b.dgamma[e]),
+             ea.dgamma_bound[e] + eb.dgamma_bound[e] + es.dgamma_bound[e]);
+  }
+  v.finish(o, "dx(dy + dy2) must equal dx(dy) + dx(dy2), and dgamma likewise, within their bounds");
+}
+
+// ---- non-finite isolation ----
+
+bool finite_row(nc_dtype t, const std::vector<std::uint32_t>& v, std::int64_t n, std::int64_t i) {
+  for (std::int64_t j = 0; j < n; ++j)
+    if (!std::isfinite(value_of(t, v[std::size_t(i * n + j)]))) return false;
+  return true;
+}
+
+rc::Gen<norm_case> isolation_cases() {
+  return rc::gen::exec([] {
+    static const case_profile profile = case_profile::non_finite();
+    norm_case c = *gen_case(profile);
+    const std::int64_t bad = *gen_uniform(0, c.m - 1, 0), col = *gen_uniform(0, c.n - 1, 0);
+    const double specials[] = {NAN, INFINITY, -INFINITY};
+    const double special = specials[*gen_weighted_index({1, 1, 1})];
+    auto& target = *gen_weighted_index({3, 1}) == 0 ? c.x : c.dy;
+    target[std::size_t(bad * c.n + col)] = bits_of(c.x_dtype, special);
+    // the next row stays finite, so every case has a row to compare
+    const std::int64_t witness = (bad + 1) % c.m;
+    for (auto* v : {&c.x, &c.dy})
+      for (std::int64_t j = 0; j < c.n; ++j) {
+        auto& bits = (*v)[std::size_t(witness * c.n + j)];
+        if (!std::isfinite(value_of(c.x_dtype, bits))) bits = bits_of(c.x_dtype, 1.0);
+      }
+    return c;
+  });
+}
+
+void check_isolation(const kernel& k, const norm_case& c, observation& o) {
+  norm_case clean = c;
+  std::vector<bool> bad(std::size_t(c.m));
+  std::int64_t bad_rows = 0;
+  for (std::int64_t i = 0; i < c.m; ++i) {
+    bad[std::size_t(i)] = !finite_row(c.x_dtype, c.x, c.n, i) || !finite_row(c.x_dtype, c.dy, c.n, i);
+    if (!bad[std::size_t(i)]) continue;
+    ++bad_rows;
+    for (std::int64_t j = 0; j < c.n; ++j)
+      clean.x[std::size_t(i * c.n + j)] = clean.dy[std::size_t(i * c.n + j)] = bits_of(c.x_dtype, 1.0);
+  }
+  const outputs a = execute(k, c, calls::forward_and_backward), b = execute(k, clean, calls::forward_and_backward);
+  tag_case(o, c), tag_paths(o, a);
+  o.tag("non-finite rows", bad_rows == 0 ? "none" : bad_rows == 1 ? "one" : "several");
+  verdicts v;
+  for (std::int64_t i = 0; i < c.m; ++i) {
+    if (bad[std::size_t(i)]) continue;
+    v.same_bits("y", c.x_dtype, row_of(a.y, c.n, i), row_of(b.y, c.n, i), c.n);
+    v.same_bits("r", NC_F32, {a.r[std::size_t(i)]}, {b.r[std::size_t(i)]}, 1);
+    v.same_bits("dx", c.x_dtype, row_of(a.dx, c.n, i), row_of(b.dx, c.n, i), c.n);
+  }
+  v.finish(o, "rows without NaN/Inf must give the bits of a run whose non-finite rows are made finite");
+}
+
+}  // namespace
+
+// the contract property lives in contract.cpp
+property contract_property();
+
+const std::vector<property>& all_properties() {
+  static const std::vector<property> properties = [] {
+    using intents = std::vector<intended_share>;
+    const intents every_dtype = {{"dtype", "fp32", 0.08}, {"dtype", "fp16", 0.08}, {"dtype", "bf16", 0.08},
+                                 {"dtype", "fp16+fp32 gamma", 0.08}, {"dtype", "bf16+fp32 gamma", 0.08}};
+    const intents every_alignment = {{"alignment", "aligned", 0.12}, {"alignment", "ragged n", 0.025},
+                                     {"alignment", "misaligned", 0.15}, {"alignment", "column strided", 0.05},
+                                     {"alignment", "column major", 0.012}};
+    const intents every_size = {{"size", "tiny", 0.06}, {"size", "small", 0.3}, {"size", "large", 0.04}};
+    // the shipped kernel's paths (kernels/src/rmsnorm_dispatch.cuh); each minimum is about a
+    // third of the share the generators give it
+    const intents forward_paths = {
+        {"forward path", "vector-warp", 0.08},      {"forward path", "vector-block128", 0.03},
+        {"forward path", "vector-block512", 0.008}, {"forward path", "vector-block1024", 0.01},
+        {"forward path", "vector-reload", 0.003},   {"forward path", "strided-warp", 0.15},
+        {"forward path", "strided-block", 0.06}};
+    const intents backward_paths = {
+        {"backward path", "vector-warp", 0.05},      {"backward path", "vector-block128", 0.04},
+        {"backward path", "vector-block256", 0.006}, {"backward path", "vector-block512", 0.007},
+        {"backward path", "strided-warp", 0.15},     {"backward path", "strided-block", 0.07}};
+    const auto join = [](std::initializer_list<intents> parts) {
+      intents all;
+      for (const intents& p : parts) all.insert(all.end(), p.begin(), p.end());
+      return all;
+    };
+    std::vector<property> list = {
+        {"y_and_r_match_the_exact_oracle", {"forward"}, 4500, differential_cases(), check_forward_differential,
+         join({every_dtype, every_alignment, every_size, forward_paths,
+               {{"size", "empty", 0.005}, {"domain", "every row in", 0.5}}})},
+        {"dx_matches_the_exact_oracle", {"backward"}, 3750, differential_cases(), check_dx_differential,
+         join({every_dtype, every_alignment, every_size, backward_paths, {{"domain", "every row in", 0.5}}})},
+        {"dgamma_matches_the_exact_oracle", {"gamma"}, 3000, differential_cases(), check_dgamma_differential,
+         join({every_dtype, every_size, backward_paths,
+               {{"rows", "0", 0.005}, {"rows", "1", 0.05}, {"rows", "2-16", 0.1}, {"rows", "17+", 0.2}}})},
+        {"scaling_x_by_2_to_the_k_keeps_y_and_scales_dx", {"forward", "backward"}, 2250, scaling_cases(),
+         check_scaling, join({every_dtype, {{"k", "positive", 0.3}, {"k", "negative", 0.3}}})},
+        {"a_row_gives_the_same_bits_alone_as_in_its_batch", {"forward", "backward"}, 2250, batch_cases(),
+         check_batch_invariance, join({every_dtype, every_alignment, {{"row", "inside", 0.3}}})},
+        {"a_strided_view_gives_the_bits_of_its_contiguous_copy", {"forward", "backward", "gamma"}, 2250,
+         layout_cases(), check_layout_invariance,
+         join({every_dtype, {{"paths", "same", 0.3}, {"paths", "forward differs", 0.1},
+                             {"alignment", "misaligned", 0.15}, {"alignment", "column strided", 0.08}}})},
+        {"two_runs_give_bit_identical_outputs", {"forward", "backward", "gamma"}, 1500, plain_cases(),
+         check_determinism, join({every_dtype, forward_paths})},
+        {"permuting_rows_permutes_y_r_and_dx", {"forward", "backward", "gamma"}, 1500, permutation_cases(),
+         check_permutation, every_dtype},
+        {"sum_of_x_times_dx_matches_its_closed_form", {"backward"}, 2250, plain_cases(), check_sum_x_dx,
+         join({every_dtype, {{"epsilon", "zero", 0.05}, {"domain", "every row in", 0.5}}})},
+        {"dx_and_dgamma_are_linear_in_dy", {"backward", "gamma"}, 1500, linearity_cases(), check_linearity,
+         every_dtype},
+        {"a_non_finite_row_leaves_every_other_row_unchanged", {"forward", "backward"}, 2250, isolation_cases(),
+         check_isolation, join({every_dtype, {{"non-finite rows", "one", 0.2}, {"non-finite rows", "several", 0.1}}})},
+        contract_property(),
+    };
+    return list;
+  }();
+  return properties;
+}
+
+const property* find_property(const std::string& name) {
+  for (const property& p : all_properties())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+}  // namespace nc::harness

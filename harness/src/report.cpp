@@ -1,0 +1,140 @@
+#include "normcheck/harness/report.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <iomanip>
+#include <sstream>
+
+namespace nc::harness {
+
+std::int64_t campaign_report::cases() const {
+  std::int64_t total = 0;
+  for (const property_result& r : properties) total += r.cases;
+  return total;
+}
+
+bool campaign_report::passed() const {
+  for (const property_result& r : properties)
+    if (!r.passed()) return false;
+  return true;
+}
+
+namespace {
+
+std::string verdict(const property_result& r) {
+  if (r.failed) return "FAIL";
+  if (r.distribution_short) return "FAIL (distribution)";
+  return "pass";
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char ch : s) {
+    switch (ch) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (ch < 0x20) {
+          char code[8];
+          std::snprintf(code, sizeof code, "\\u%04x", ch);
+          out += code;
+        } else {
+          out += char(ch);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  std::ostringstream out;
+  out << std::setprecision(9) << v;
+  return out.str();
+}
+
+const char* judged_name(class_share::verdict v) {
+  switch (v) {
+    case class_share::verdict::reported: return "reported";
+    case class_share::verdict::reached: return "reached";
+    case class_share::verdict::below: return "below";
+    case class_share::verdict::too_few_cases: return "too few cases";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string format_summary(const campaign_report& report) {
+  std::ostringstream out;
+  out << std::left << std::setw(56) << "property" << std::right << std::setw(8) << "cases" << std::setw(14)
+      << "max err/bound" << std::setw(13) << "table misses" << std::setw(9) << "seconds" << "  verdict\n";
+  for (const property_result& r : report.properties)
+    out << std::left << std::setw(56) << r.name << std::right << std::setw(8) << r.cases << std::setw(14)
+        << std::setprecision(3) << r.max_error_in_bounds << std::setw(13) << r.fixed_table_misses << std::setw(9)
+        << std::fixed << std::setprecision(1) << r.seconds << std::defaultfloat << "  " << verdict(r) << "\n";
+  const double rate = report.seconds > 0 ? double(report.cases()) / report.seconds : 0.0;
+  out << report.cases() << " cases in " << std::fixed << std::setprecision(1) << report.seconds << " s: "
+      << std::setprecision(1) << rate << " cases/s; " << (report.passed() ? "every property passed" : "FAILED")
+      << "\n";
+  return out.str();
+}
+
+std::string to_json(const campaign_report& report) {
+  std::ostringstream out;
+  out << "{\n  \"schema\": \"normcheck-campaign\",\n  \"version\": 1,\n"
+      << "  \"command\": " << json_string(report.command) << ",\n"
+      << "  \"started\": " << json_string(report.started) << ",\n"
+      << "  \"backend\": " << json_string(report.backend) << ",\n"
+      << "  \"kernel\": {\"path\": " << json_string(report.kernel_path) << ", \"name\": " << json_string(report.kernel_name)
+      << "},\n"
+      << "  \"seed\": " << report.seed << ",\n  \"case_scale\": " << json_number(report.scale) << ",\n"
+      << "  \"seconds\": " << json_number(report.seconds) << ",\n  \"cases\": " << report.cases() << ",\n"
+      << "  \"cases_per_second\": " << json_number(report.seconds > 0 ? double(report.cases()) / report.seconds : 0)
+      << ",\n  \"passed\": " << (report.passed() ? "true" : "false") << ",\n  \"properties\": [";
+  for (std::size_t i = 0; i < report.properties.size(); ++i) {
+    const property_result& r = report.properties[i];
+    out << (i ? "," : "") << "\n    {\"name\": " << json_string(r.name) << ", \"verdict\": " << json_string(verdict(r))
+        << ", \"cases\": " << r.cases << ", \"planned\": " << r.planned << ", \"seconds\": " << json_number(r.seconds)
+        << ", \"max_error_in_bounds\": " << json_number(r.max_error_in_bounds)
+        << ", \"fixed_table_misses\": " << r.fixed_table_misses;
+    if (r.failed)
+      out << ", \"failure\": " << json_string(r.failure) << ", \"counterexample\": " << json_string(r.counterexample)
+          << ", \"reproduce\": " << json_string(r.reproduce) << ", \"case_file\": " << json_string(r.case_file)
+          << ", \"shrinks\": " << r.shrinks;
+    out << ",\n     \"distribution\": [";
+    for (std::size_t k = 0; k < r.distribution.size(); ++k) {
+      const class_share& c = r.distribution[k];
+      out << (k ? ", " : "") << "{\"dimension\": " << json_string(c.dimension) << ", \"class\": " << json_string(c.cls)
+          << ", \"cases\": " << c.count << ", \"share\": " << json_number(c.share);
+      if (c.min_share > 0) out << ", \"min_share\": " << json_number(c.min_share);
+      out << ", \"verdict\": " << json_string(judged_name(c.judged)) << "}";
+    }
+    out << "]}";
+  }
+  out << "\n  ]\n}\n";
+  return out.str();
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+std::string default_report_path() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &utc);
+  return std::string("reports/out/run-") + text + ".json";
+}
+
+}  // namespace nc::harness

@@ -1,0 +1,190 @@
+// The harness's own parts: case files, generators and their shrinking, guarded buffers, the
+// executor, and the property registry against the ctest registration.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "normcheck/harness/case_file.hpp"
+#include "normcheck/harness/execute.hpp"
+#include "normcheck/harness/failure.hpp"
+#include "normcheck/harness/generators.hpp"
+#include "normcheck/harness/guarded.hpp"
+#include "normcheck/harness/property.hpp"
+
+namespace nc::harness {
+namespace {
+
+const kernel& simt() {
+  static const kernel k = kernel::shipped("simt");
+  return k;
+}
+
+norm_case sample_case(std::uint64_t seed) {
+  return gen_case(case_profile::differential())(rc::Random(seed), 0).value();
+}
+
+TEST(case_file, a_written_case_reads_back_identical) {
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    case_file file{sample_case(seed), {{"property", "y_and_r_match_the_exact_oracle"}, {"failure", "a # b\nc"}}};
+    file.value.parameters["row"] = "3";
+    if (seed % 2) file.value.dy2 = file.value.dy;
+    const case_file back = parse_case_file(to_text(file));
+    EXPECT_EQ(back.value, file.value) << to_text(file);
+    EXPECT_EQ(back.metadata.at("failure"), "a %23 b c");
+  }
+}
+
+TEST(case_file, a_malformed_file_is_rejected_naming_the_line) {
+  const std::string good = to_text({sample_case(3), {}});
+  try {
+    parse_case_file(good + "x[0,0] = zz\n");
+    FAIL() << "accepted";
+  } catch (const case_file_error& e) {
+    EXPECT_NE(std::string(e.what()).find("line"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_case_file("format = normcheck-case 1\nm = 1\n"), case_file_error);
+}
+
+TEST(registry, every_property_is_registered_with_ctest_and_named_once) {
+  std::set<std::string> cmake, registry;
+  std::stringstream names(NORMCHECK_REGISTERED_PROPERTIES);
+  for (std::string name; std::getline(names, name, ',');) cmake.insert(name);
+  for (const property& p : all_properties()) {
+    EXPECT_TRUE(registry.insert(p.name).second) << p.name << " twice";
+    EXPECT_GT(p.cases, 0) << p.name;
+  }
+  EXPECT_EQ(cmake, registry) << "harness/test/CMakeLists.txt NORMCHECK_PROPERTIES and the registry differ";
+}
+
+TEST(generators, column_shrinks_keep_the_residue_modulo_8_and_go_down) {
+  for (nc_dtype t : {NC_F32, NC_BF16})
+    for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+      const auto shrinkable = gen_columns(t, 66000)(rc::Random(seed), 0);
+      const std::int64_t n = shrinkable.value();
+      auto shrinks = shrinkable.shrinks();
+      while (const auto s = shrinks.next()) {
+        EXPECT_LT(s->value(), n);
+        EXPECT_EQ(s->value() % 8, n % 8) << n << " -> " << s->value();
+        EXPECT_GE(s->value(), 1);
+      }
+    }
+}
+
+TEST(generators, an_element_depends_only_on_its_row_and_column) {
+  const value_mix mix = only(row_kind::wide_range);
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    const auto big = gen_values(NC_BF16, 9, 40, mix)(rc::Random(seed), 0).value();
+    const auto small = gen_values(NC_BF16, 4, 17, mix)(rc::Random(seed), 0).value();
+    for (std::int64_t i = 0; i < 4; ++i)
+      for (std::int64_t j = 0; j < 17; ++j) ASSERT_EQ(small[std::size_t(i * 17 + j)], big[std::size_t(i * 40 + j)]);
+  }
+}
+
+TEST(generators, value_shrinking_ends_at_zeros_through_ones) {
+  for (nc_dtype t : {NC_F32, NC_F16, NC_BF16}) {
+    auto s = gen_values(t, 3, 11, only(row_kind::wide_range))(rc::Random(5), 0);
+    int steps = 0;
+    bool saw_ones = false;
+    for (auto next = s.shrinks().next(); next; next = s.shrinks().next(), ++steps) {
+      s = *next;
+      bool ones = true;
+      for (std::uint32_t b : s.value()) ones &= std::fabs(value_of(t, b)) == 1.0;
+      saw_ones |= ones;
+      ASSERT_LT(steps, 1000) << "shrinking does not terminate";
+    }
+    EXPECT_TRUE(saw_ones);
+    for (std::uint32_t b : s.value()) EXPECT_EQ(b, 0u);
+  }
+}
+
+TEST(generators, the_listed_columns_include_the_path_thresholds_either_side) {
+  const auto listed = interesting_columns(NC_F32);
+  const std::set<std::int64_t> n(listed.begin(), listed.end());
+  for (std::int64_t v : {1, 2, 3, 31, 32, 33, 257, 3, 5, 1023, 1025, 1024 * 4 - 4, 1024 * 4 + 1, 8192 * 4 + 4})
+    EXPECT_TRUE(n.count(v)) << v;
+}
+
+TEST(guarded_buffer, the_fillers_are_nans_and_only_the_poison_signals) {
+  for (nc_dtype t : {NC_F32, NC_F16, NC_BF16}) {
+    EXPECT_TRUE(std::isnan(value_of(t, gap_nan(t))));
+    EXPECT_TRUE(std::isnan(value_of(t, poison_nan(t))));
+    const std::uint32_t quiet_bit = t == NC_F32 ? 1u << 22 : t == NC_F16 ? 1u << 9 : 1u << 6;
+    EXPECT_NE(gap_nan(t) & quiet_bit, 0u);
+    EXPECT_EQ(poison_nan(t) & quiet_bit, 0u);
+  }
+}
+
+TEST(guarded_buffer, finds_a_write_into_a_gap_a_guard_band_or_an_input_and_an_unwritten_output) {
+  const matrix_layout l{3, 7, 2};  // 2x3 elements with holes between columns and rows
+  const auto slots = element_slots(l, 2, 3);
+  const std::int64_t size = extent(l, 2, 3);
+  const auto poke = [&](guarded_buffer& b, std::int64_t byte) {
+    const unsigned char value = 0x11;
+    simt().upload(static_cast<char*>(b.data()) + byte, &value, 1);
+    b.download();
+  };
+  {
+    guarded_buffer out(simt(), "y", NC_F32, size, slots, operand_role::output);
+    out.upload();
+    out.download();
+    ASSERT_TRUE(out.check().has_value());
+    EXPECT_NE(out.check()->find("never written"), std::string::npos) << *out.check();
+    for (std::int64_t k = 0; k < 6; ++k) out.set_element(k, 0x3f800000u);
+    out.upload();
+    out.download();
+    EXPECT_FALSE(out.check().has_value()) << *out.check();
+    poke(out, 4 * 4);  // slot 4: between two columns
+    ASSERT_TRUE(out.check().has_value());
+    EXPECT_NE(out.check()->find("gap"), std::string::npos) << *out.check();
+  }
+  {
+    guarded_buffer out(simt(), "y", NC_F32, size, slots, operand_role::output);
+    for (std::int64_t k = 0; k < 6; ++k) out.set_element(k, 0x3f800000u);
+    out.upload();
+    poke(out, -1);
+    ASSERT_TRUE(out.check().has_value());
+    EXPECT_NE(out.check()->find("guard band before"), std::string::npos) << *out.check();
+  }
+  {
+    guarded_buffer in(simt(), "x", NC_F16, size, slots, operand_role::input);
+    in.upload();
+    in.download();
+    EXPECT_FALSE(in.check().has_value());
+    poke(in, 2 * size + 3);
+    ASSERT_TRUE(in.check().has_value());
+    EXPECT_NE(in.check()->find("guard band after"), std::string::npos) << *in.check();
+  }
+}
+
+TEST(execute, the_document_worked_numbers_come_out_of_the_simt_kernel) {
+  norm_case c;
+  c.m = 1, c.n = 2;
+  c.layout = contiguous_layouts(2);
+  c.x = {bits_of(NC_F32, 3), bits_of(NC_F32, 4)};
+  c.gamma = {bits_of(NC_F32, 1), bits_of(NC_F32, 1)};
+  c.dy = {bits_of(NC_F32, 1), bits_of(NC_F32, 2)};
+  const outputs out = execute(simt(), c, calls::forward_and_backward);
+  EXPECT_NEAR(value_of(NC_F32, out.y[0]), 0.848528, 5e-7);
+  EXPECT_NEAR(value_of(NC_F32, out.y[1]), 1.131371, 5e-7);
+  EXPECT_NEAR(value_of(NC_F32, out.r[0]), 0.282843, 5e-7);
+  EXPECT_NEAR(value_of(NC_F32, out.dx[0]), -0.090510, 5e-7);
+  EXPECT_NEAR(value_of(NC_F32, out.dx[1]), 0.067882, 5e-7);
+}
+
+TEST(execute, a_strided_case_takes_a_strided_path_and_checks_every_buffer) {
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    const norm_case c = sample_case(seed);
+    const outputs out = execute(simt(), c, calls::forward_and_backward);
+    EXPECT_EQ(out.y.size(), std::size_t(c.m * c.n));
+    EXPECT_EQ(out.dgamma.size(), std::size_t(c.n));
+    if (c.layout.x.col_stride > 1 && c.n > 1) {
+      EXPECT_EQ(out.forward_path.rfind("strided", 0), 0u) << describe(c);
+      EXPECT_EQ(out.backward_path.rfind("strided", 0), 0u) << describe(c);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nc::harness

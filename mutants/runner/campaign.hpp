@@ -1,0 +1,81 @@
+// The pieces of a mutation campaign that are not process plumbing: the mutant manifest the
+// build writes, the suite result `normcheck check --json` writes (README.md beside this file
+// defines it), and the verdict on one mutant from its runs.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "normcheck/json.hpp"
+#include "normcheck/mutation_report.hpp"
+#include "process.hpp"
+
+namespace nc::mutants {
+
+struct hunk {
+  std::size_t offset = 0;  // byte offset of search in the original file
+  std::string search, replace;
+};
+
+/// A catalog entry as the build applied it (lib/normcheck_mutants.json).
+struct mutant_spec {
+  std::string id, bug_class, summary, mirrors, expected_killer, needs_gpu;
+  std::string file;     // repository path of the mutated file
+  std::string catalog;  // repository path of the catalog file
+  std::vector<hunk> hunks;
+};
+
+struct manifest {
+  std::vector<std::string> backends;  // backends the build made mutant plugins for
+  std::vector<mutant_spec> mutants;
+  std::map<std::string, std::string> sources;  // repository path -> original text
+};
+
+manifest parse_manifest(const json::value& doc);
+manifest read_manifest(const std::filesystem::path& path);
+
+/// One property's entry in the suite result.
+struct property_result {
+  std::string name, kind;
+  long cases = 0;
+  bool failed = false;
+  long cases_to_failure = 0;
+  double seconds_to_failure = 0;
+  double seconds = -1;  // the property's whole run; -1 when the suite does not say
+  bool error = false;
+  std::string counterexample, message;
+};
+
+struct suite_result {
+  std::string kernel, backend;
+  std::vector<property_result> properties;
+  bool any_failed() const;
+};
+
+/// Reads the document `normcheck check --json` writes; throws std::runtime_error naming the
+/// field that is missing or of the wrong type.
+suite_result parse_suite(const json::value& doc);
+
+/// One run of the suite against a kernel (one fiber schedule).
+struct run {
+  std::string schedule;  // NORMCHECK_SIMT_SCHEDULE, "" when not set
+  process_result process;
+  std::optional<suite_result> suite;
+  std::string problem;   // why there is no suite result (missing or malformed JSON)
+  std::string log_tail;
+  double timeout_seconds = 0;
+};
+
+/// The report entry of a mutant: what it is and where (from the manifest), and its verdict.
+reports::mutant describe(const mutant_spec& spec, const manifest& m);
+/// Sets the verdict of d from its runs, in the order they ran.
+void judge(reports::mutant& d, const std::vector<run>& runs);
+
+/// The counterexample a property names: a case file's text when it names a readable file,
+/// else the text itself.
+std::string counterexample_text(const std::string& counterexample);
+
+}  // namespace nc::mutants

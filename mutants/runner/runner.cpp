@@ -1,0 +1,451 @@
+// normcheck mutants: the mutation campaign. A clean baseline first (the shipped plugin must
+// pass the whole suite), then every mutant plugin in a fresh `normcheck check all` process
+// with a timeout derived from the baseline; every property runs against every mutant.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <deque>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "campaign.hpp"
+#include "mutants.hpp"
+#include "normcheck/kernel.hpp"
+#include "normcheck/mutation_report.hpp"
+#include "paths.hpp"
+#include "process.hpp"
+
+namespace nc::mutants {
+
+namespace fs = std::filesystem;
+using reports::status;
+
+namespace {
+
+// the normcheck CLI's exit codes
+constexpr int exit_ok = 0, exit_baseline = 1, exit_survived = 2, exit_usage = 64, exit_setup = 70, exit_skip = 77;
+
+const char* usage_text =
+    "usage: normcheck mutants [options]\n"
+    "  Runs the property suite (`normcheck check all`) against the shipped kernel, then against every\n"
+    "  seeded mutant in its own process, and writes mutation-report.{json,md,html}.\n"
+    "  --backend auto|simt|cuda   kernels to test (default auto: cuda when a device is present)\n"
+    "  --only ID[,ID...]          these mutants only (repeatable)\n"
+    "  --budget S                 start no mutant after S seconds; the rest are reported Ignored\n"
+    "  --cases N                  cases per property, passed to normcheck check (default: its own)\n"
+    "  --seed S                   the suite's seed, the same for the baseline and every mutant\n"
+    "  --out DIR                  where reports and per-mutant logs go (default mutation-report)\n"
+    "  --jobs N                   mutants tested at once (default 1)\n"
+    "  --schedules LIST           simt fiber schedules (NORMCHECK_SIMT_SCHEDULE), comma separated;\n"
+    "                             a mutant runs under the next one only while it survives (default 1)\n"
+    "  --timeout-factor F         a mutant's timeout is F x the baseline's time + 30 s (default 5)\n"
+    "  --timeout S                a fixed timeout per run instead\n"
+    "  --run-gpu-only             also run the mutants that need a GPU on simt\n"
+    "  --normcheck PATH           the normcheck CLI (default: this program or the one beside it)\n"
+    "  --plugins DIR              plugins and lib/normcheck_mutants.json (default ../lib)\n"
+    "  --list                     list the catalog and exit\n";
+
+struct options {
+  std::string backend = "auto";
+  std::vector<std::string> only;
+  double budget = 0;
+  long cases = 0;
+  std::string seed;
+  fs::path out = "mutation-report";
+  int jobs = 1;
+  std::vector<std::string> schedules{"1"};
+  double timeout_factor = 5;
+  double timeout = 0;
+  bool run_gpu_only = false;
+  bool list = false;
+  fs::path cli, plugins;
+};
+
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, sep);)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+double number(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(v >= 0)) throw usage_error(flag + " needs a number >= 0, got '" + text + "'");
+  return v;
+}
+
+options parse(int argc, char** argv) {
+  options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw usage_error(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--help" || a == "-h") throw usage_error("");
+    else if (a == "--backend") o.backend = next();
+    else if (a == "--only") for (auto& id : split(next(), ',')) o.only.push_back(id);
+    else if (a == "--budget") o.budget = number(a, next());
+    else if (a == "--cases") o.cases = long(number(a, next()));
+    else if (a == "--seed") o.seed = next();
+    else if (a == "--out") o.out = next();
+    else if (a == "--jobs") o.jobs = std::max(1, int(number(a, next())));
+    else if (a == "--schedules") o.schedules = split(next(), ',');
+    else if (a == "--timeout-factor") o.timeout_factor = number(a, next());
+    else if (a == "--timeout") o.timeout = number(a, next());
+    else if (a == "--run-gpu-only") o.run_gpu_only = true;
+    else if (a == "--normcheck") o.cli = next();
+    else if (a == "--plugins") o.plugins = next();
+    else if (a == "--list") o.list = true;
+    else throw usage_error("unknown option '" + a + "'");
+  }
+  if (o.backend != "auto" && o.backend != "simt" && o.backend != "cuda")
+    throw usage_error("--backend must be auto, simt or cuda, got '" + o.backend + "'");
+  if (o.schedules.empty()) o.schedules = {"0"};
+  return o;
+}
+
+std::string now_iso() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string fixed(double v, int digits = 1) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+bool device_present(const fs::path& plugin) {
+  try {
+    return kernel::load(plugin.string()).available();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// one pending or running suite run
+struct job {
+  std::size_t mutant;  // index into the campaign's mutants; npos for the baseline
+  std::size_t schedule;
+  fs::path dir, json;
+  std::unique_ptr<child> process;
+  double timeout = 0;
+};
+
+class campaign_runner {
+ public:
+  campaign_runner(options o, manifest m) : o_(std::move(o)), m_(std::move(m)) {}
+
+  int run();
+
+ private:
+  options o_;
+  manifest m_;
+  std::string backend_;
+  fs::path plugins_, cli_;
+  reports::campaign c_;
+  std::vector<std::vector<mutants::run>> runs_;  // per mutant, the runs done
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+
+  bool simt() const { return backend_ == "simt"; }
+  std::string schedule_name(std::size_t i) const { return simt() ? o_.schedules[i] : ""; }
+
+  job start(std::size_t mutant, std::size_t schedule, const fs::path& plugin, const fs::path& dir, double timeout) {
+    fs::create_directories(dir);
+    job j{mutant, schedule, fs::absolute(dir), {}, nullptr, timeout};
+    const std::string tag = simt() ? "schedule-" + o_.schedules[schedule] : "run";
+    j.json = j.dir / (tag + ".json");
+    std::error_code ec;
+    fs::remove(j.json, ec);
+    // the plugin names its backend: normcheck check takes --kernel without --backend
+    std::vector<std::string> argv{cli_.string(), "check",    "all",   "--kernel", fs::absolute(plugin).string(),
+                                  "--seed",      c_.seed,    "--case-dir", (j.dir / "cases").string(),
+                                  "--json",      j.json.string()};
+    if (o_.cases > 0) argv.insert(argv.end(), {"--cases", std::to_string(o_.cases)});
+    std::vector<std::pair<std::string, std::string>> env;
+    if (simt()) env.emplace_back("NORMCHECK_SIMT_SCHEDULE", o_.schedules[schedule]);
+    j.process = std::make_unique<child>(argv, env, j.dir, j.dir / (tag + ".log"), timeout);
+    return j;
+  }
+
+  mutants::run finish(job& j) {
+    mutants::run r;
+    r.schedule = schedule_name(j.schedule);
+    r.process = j.process->result();
+    r.timeout_seconds = j.timeout;
+    r.log_tail = tail_of(j.json.parent_path() / (j.json.stem().string() + ".log"));
+    std::ifstream in(j.json, std::ios::binary);
+    if (!in) {
+      r.problem = "it wrote no " + j.json.filename().string();
+      return r;
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    try {
+      r.suite = parse_suite(json::value::parse(text.str()));
+      // relative case-file paths are relative to the run's folder
+      for (auto& p : r.suite->properties)
+        if (!p.counterexample.empty() && fs::path(p.counterexample).is_relative() &&
+            fs::exists(j.dir / p.counterexample))
+          p.counterexample = (j.dir / p.counterexample).string();
+    } catch (const std::exception& e) {
+      r.problem = std::string("its ") + j.json.filename().string() + " is not the expected suite result: " + e.what();
+    }
+    return r;
+  }
+
+  int baseline();
+  void mutants();
+  void print_mutant(std::size_t i) const;
+};
+
+int campaign_runner::baseline() {
+  const fs::path plugin = shipped_plugin(plugins_, backend_);
+  c_.kernel = plugin.filename().string();
+  std::printf("baseline: %s on %s, seed %s%s\n", plugin.string().c_str(), backend_.c_str(), c_.seed.c_str(),
+              o_.cases > 0 ? (", " + std::to_string(o_.cases) + " cases per property").c_str() : "");
+  std::fflush(stdout);
+  if (!fs::exists(plugin)) {
+    std::fprintf(stderr, "normcheck mutants: the shipped plugin %s is missing (is the build done?)\n", plugin.c_str());
+    return exit_setup;
+  }
+  for (std::size_t s = 0; s < (simt() ? o_.schedules.size() : 1); ++s) {
+    job j = start(SIZE_MAX, s, plugin, o_.out / "baseline", o_.timeout > 0 ? o_.timeout : 3600);
+    j.process->wait();
+    mutants::run r = finish(j);
+    const std::string where = r.schedule.empty() ? "" : " (simt schedule " + r.schedule + ")";
+    if (!r.suite || r.process.signal != 0 || r.process.timed_out) {
+      std::fprintf(stderr,
+                   "normcheck mutants: the baseline run%s did not produce a suite result (exit %d, signal %d%s): %s\n"
+                   "log %s:\n%s\n",
+                   where.c_str(), r.process.exit_code, r.process.signal, r.process.timed_out ? ", timed out" : "",
+                   r.problem.c_str(), (j.dir / (j.json.stem().string() + ".log")).c_str(), r.log_tail.c_str());
+      if (r.log_tail.find("--json") != std::string::npos)
+        std::fprintf(stderr, "normcheck mutants: %s does not write the suite result: the runner needs "
+                             "`normcheck check all --kernel PLUGIN --seed S --case-dir DIR --json FILE` "
+                             "(the format is mutants/runner/README.md's)\n", cli_.c_str());
+      return r.suite ? exit_baseline : exit_setup;
+    }
+    if (r.suite->any_failed() || r.process.exit_code != 0) {
+      std::fprintf(stderr, "normcheck mutants: the BASELINE FAILS%s: the shipped kernel %s does not pass the suite, "
+                           "so no mutant can be judged. Failing properties:\n", where.c_str(), c_.kernel.c_str());
+      for (const auto& p : r.suite->properties)
+        if (p.failed)
+          std::fprintf(stderr, "  %s (%s): %s\n    %s\n", p.name.c_str(), p.kind.c_str(), p.message.c_str(),
+                       p.counterexample.c_str());
+      if (!r.suite->any_failed()) std::fprintf(stderr, "  (no property failed, but it exited %d)\n", r.process.exit_code);
+      return exit_baseline;
+    }
+    c_.baseline_seconds = std::max(c_.baseline_seconds, r.process.seconds);
+    if (c_.properties.empty())
+      for (const auto& p : r.suite->properties) c_.properties.push_back({p.name, p.kind});
+    long cases = 0;
+    for (const auto& p : r.suite->properties) cases += p.cases;
+    std::printf("baseline%s passed: %zu properties, %ld cases, %.1f s\n", where.c_str(), r.suite->properties.size(),
+                cases, r.process.seconds);
+    std::fflush(stdout);
+  }
+  return exit_ok;
+}
+
+void campaign_runner::print_mutant(std::size_t i) const {
+  const reports::mutant& m = c_.mutants[i];
+  std::string detail;
+  if (m.result == status::killed) {
+    detail = "by " + m.kills.front().property;
+    if (m.kills.size() > 1) detail += " (+" + std::to_string(m.kills.size() - 1) + ")";
+    if (m.cases_to_kill) detail += " after " + std::to_string(*m.cases_to_kill) + " cases";
+    if (m.seconds_to_kill) detail += ", " + fixed(*m.seconds_to_kill, 2) + " s";
+    if (!m.strict_kill()) detail += " [not strict]";
+  } else {
+    const std::string first_line = m.reason.substr(0, m.reason.find('\n'));
+    detail = first_line.size() > 110 ? first_line.substr(0, 110) + "…" : first_line;
+  }
+  std::printf("[%2zu/%zu] %-34s %-12s %s\n", i + 1, c_.mutants.size(), m.id.c_str(), reports::status_name(m.result),
+              detail.c_str());
+  std::fflush(stdout);
+}
+
+void campaign_runner::mutants() {
+  const double timeout = o_.timeout > 0 ? o_.timeout : o_.timeout_factor * c_.baseline_seconds + 30;
+  std::printf("mutants: %zu, timeout %.0f s each run, %d at a time\n", c_.mutants.size(), timeout, o_.jobs);
+  std::fflush(stdout);
+  runs_.assign(c_.mutants.size(), {});
+  std::deque<std::size_t> queue;
+  for (std::size_t i = 0; i < c_.mutants.size(); ++i) {
+    reports::mutant& d = c_.mutants[i];
+    const mutant_spec& spec = *std::find_if(m_.mutants.begin(), m_.mutants.end(),
+                                            [&](const mutant_spec& s) { return s.id == d.id; });
+    const fs::path plugin = mutant_plugin(plugins_, d.id, backend_);
+    if (!spec.needs_gpu.empty() && simt() && !o_.run_gpu_only) {
+      d.result = status::no_coverage;
+      d.reason = "needs a GPU: " + spec.needs_gpu;
+      print_mutant(i);
+    } else if (!fs::exists(plugin)) {
+      d.result = status::compile_error;
+      d.reason = "no plugin " + plugin.string() + ": the build did not make it (mutant plugins were built for:";
+      for (const auto& b : m_.backends) d.reason += " " + b;
+      d.reason += ")";
+      print_mutant(i);
+    } else {
+      queue.push_back(i);
+    }
+  }
+  std::vector<job> active;
+  while (!queue.empty() || !active.empty()) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    while (!queue.empty() && int(active.size()) < o_.jobs) {
+      const std::size_t i = queue.front();
+      queue.pop_front();
+      if (o_.budget > 0 && elapsed > o_.budget) {
+        c_.mutants[i].result = status::ignored;
+        c_.mutants[i].reason = "not run: the campaign budget of " + fixed(o_.budget, 0) + " s was spent";
+        print_mutant(i);
+        continue;
+      }
+      const std::size_t s = runs_[i].size();
+      active.push_back(start(i, s, mutant_plugin(plugins_, c_.mutants[i].id, backend_),
+                             o_.out / "mutants" / c_.mutants[i].id, timeout));
+    }
+    bool progressed = false;
+    for (std::size_t k = 0; k < active.size();) {
+      if (!active[k].process->poll()) {
+        ++k;
+        continue;
+      }
+      progressed = true;
+      job j = std::move(active[k]);
+      active.erase(active.begin() + std::ptrdiff_t(k));
+      const std::size_t i = j.mutant;
+      runs_[i].push_back(finish(j));
+      reports::mutant& d = c_.mutants[i];
+      judge(d, runs_[i]);
+      // a survivor runs again under the next schedule; a verdict ends it
+      if (d.result == status::survived && simt() && runs_[i].size() < o_.schedules.size()) {
+        queue.push_front(i);
+        continue;
+      }
+      d.seconds = 0;
+      for (const auto& r : runs_[i]) d.seconds += r.process.seconds;
+      print_mutant(i);
+    }
+    if (!progressed) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+int campaign_runner::run() {
+  plugins_ = o_.plugins.empty() ? default_plugin_dir() : o_.plugins;
+  cli_ = o_.cli.empty() ? default_cli() : o_.cli;
+  backend_ = o_.backend;
+  if (backend_ == "auto") {
+    const bool cuda_built = std::find(m_.backends.begin(), m_.backends.end(), "cuda") != m_.backends.end();
+    backend_ = cuda_built && device_present(shipped_plugin(plugins_, "cuda")) ? "cuda" : "simt";
+  } else if (backend_ == "cuda" && !device_present(shipped_plugin(plugins_, "cuda"))) {
+    std::printf("normcheck mutants: no device for the cuda backend (or no cuda plugin in %s): skipped\n",
+                plugins_.c_str());
+    return exit_skip;
+  }
+  if (!fs::exists(cli_)) {
+    std::fprintf(stderr, "normcheck mutants: the normcheck CLI %s does not exist (give --normcheck PATH)\n",
+                 cli_.c_str());
+    return exit_setup;
+  }
+  if (o_.seed.empty()) o_.seed = std::to_string(std::random_device{}() % 1000000000u);
+  c_.backend = backend_;
+  c_.seed = o_.seed;
+  c_.cases = o_.cases;
+  if (simt()) c_.schedules = o_.schedules;
+  c_.started = now_iso();
+  std::string repro = "normcheck mutants --backend " + backend_ + " --seed " + o_.seed;
+  if (o_.cases > 0) repro += " --cases " + std::to_string(o_.cases);
+  if (simt()) {
+    repro += " --schedules ";
+    for (std::size_t i = 0; i < o_.schedules.size(); ++i) repro += (i ? "," : "") + o_.schedules[i];
+  }
+  std::printf("normcheck mutants: backend %s, %zu mutants; reproduce with: %s\n", backend_.c_str(),
+              o_.only.empty() ? m_.mutants.size() : o_.only.size(), repro.c_str());
+  std::fflush(stdout);
+
+  for (const mutant_spec& s : m_.mutants)
+    if (o_.only.empty() || std::find(o_.only.begin(), o_.only.end(), s.id) != o_.only.end())
+      c_.mutants.push_back(describe(s, m_));
+  for (const auto& [path, text] : m_.sources) c_.sources[path] = text;
+
+  fs::create_directories(o_.out);
+  if (const int rc = baseline(); rc != exit_ok) return rc;
+  mutants();
+
+  const std::vector<fs::path> written = reports::write_reports(c_, o_.out, default_elements_js());
+  const reports::score s = reports::compute_score(c_);
+  auto pct = [](std::optional<double> v) { return v ? fixed(*v) + "%" : std::string("n/a"); };
+  std::printf("\nscore %s (killed %d + timeout %d of %d), strict score %s (%d oracle kills)", pct(s.value()).c_str(),
+              s.killed, s.timeout, s.denominator(), pct(s.strict_value()).c_str(), s.strict_killed);
+  if (s.no_coverage + s.ignored + s.runtime_error + s.compile_error > 0)
+    std::printf("; not scored: %d NoCoverage, %d Ignored, %d RuntimeError, %d CompileError", s.no_coverage,
+                s.ignored, s.runtime_error, s.compile_error);
+  std::printf("\n");
+  for (const fs::path& p : written) std::printf("report: %s\n", p.c_str());
+  if (std::find_if(written.begin(), written.end(), [](const fs::path& p) { return p.extension() == ".html"; }) ==
+      written.end())
+    std::printf("no HTML report: %s is missing (npm install mutation-testing-elements)\n",
+                default_elements_js().c_str());
+  if (s.survived > 0) {
+    std::printf("SURVIVED:");
+    for (const auto& m : c_.mutants)
+      if (m.result == status::survived) std::printf(" %s", m.id.c_str());
+    std::printf("\n");
+    return exit_survived;
+  }
+  if (s.compile_error > 0) return exit_setup;
+  return exit_ok;
+}
+
+}  // namespace
+
+int run_main(int argc, char** argv) {
+  options o;
+  try {
+    o = parse(argc, argv);
+  } catch (const usage_error& e) {
+    if (*e.what()) std::fprintf(stderr, "normcheck mutants: %s\n", e.what());
+    std::fprintf(*e.what() ? stderr : stdout, "%s", usage_text);
+    return *e.what() ? exit_usage : exit_ok;
+  }
+  try {
+    const fs::path plugins = o.plugins.empty() ? default_plugin_dir() : o.plugins;
+    manifest m = read_manifest(plugins / "normcheck_mutants.json");
+    for (const std::string& id : o.only)
+      if (std::none_of(m.mutants.begin(), m.mutants.end(), [&](const mutant_spec& s) { return s.id == id; })) {
+        std::fprintf(stderr, "normcheck mutants: --only %s: no such mutant (--list shows the catalog)\n", id.c_str());
+        return exit_usage;
+      }
+    if (o.list) {
+      for (const mutant_spec& s : m.mutants)
+        std::printf("%-34s %-36s %s%s\n", s.id.c_str(), s.bug_class.c_str(), s.file.c_str(),
+                    s.needs_gpu.empty() ? "" : "  [needs a GPU]");
+      return exit_ok;
+    }
+    return campaign_runner(std::move(o), std::move(m)).run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "normcheck mutants: %s\n", e.what());
+    return exit_setup;
+  }
+}
+
+}  // namespace nc::mutants
