@@ -131,18 +131,27 @@ for t in $targets; do
   for artifact in "$tw"/artifacts/crash-* "$tw"/artifacts/leak-* "$tw"/artifacts/timeout-* "$tw"/artifacts/oom-*; do
     [ -f "$artifact" ] || continue
     kind=$(basename "$artifact" | cut -d- -f1)
+    # what failed, in one line: the violation, or the sanitizer's summary
+    signature_of() {
+      local sig
+      sig=$(grep -m 1 -A 1 'VIOLATION in' "$1" | tail -n 1 | sed 's/^ *//' || true)
+      [ -n "$sig" ] || sig=$(grep -m 1 -E '^SUMMARY: |runtime error:|ERROR: (Address|Leak)Sanitizer' "$1" || true)
+      [ -n "$sig" ] || sig="$kind (not reproduced by ${t}_replay)"
+      echo "${sig//$root\//}"  # no machine paths in committed files
+    }
+    # one regression per distinct failure: judge the raw artifact before minimizing it
+    raw_log=$tw/minimized/$(basename "$artifact").raw.log
+    "$build/bin/${t}_replay" "$artifact" >"$raw_log" 2>&1 || true
+    key=$(signature_of "$raw_log" | sed 's/[0-9]\+/N/g')
+    if grep -qxF -- "$key" <<<"$seen"; then continue; fi
+    seen=$seen$'\n'$key
     min=$tw/minimized/$(basename "$artifact")
     "$build/bin/$t" -minimize_crash=1 -max_total_time=120 -runs=20000 -timeout=10 \
       -exact_artifact_path="$min" "$artifact" >"$min.log" 2>&1 || true
     [ -s "$min" ] || cp "$artifact" "$min"
     replay_log=$min.replay.log
     NORMCHECK_FUZZ_CASE_OUT=$min.case "$build/bin/${t}_replay" "$min" >"$replay_log" 2>&1 || true
-    signature=$(grep -m 1 -A 1 'VIOLATION in' "$replay_log" | tail -n 1 | sed 's/^ *//' || true)
-    [ -n "$signature" ] || signature=$(grep -m 1 -E '^SUMMARY: |runtime error:|ERROR: (Address|Leak)Sanitizer' "$replay_log" || true)
-    [ -n "$signature" ] || signature="$kind (not reproduced by ${t}_replay)"
-    key=$(sed 's/[0-9]\+/N/g' <<<"$signature")
-    if grep -qxF -- "$key" <<<"$seen"; then continue; fi
-    seen=$seen$'\n'$key
+    signature=$(signature_of "$replay_log")
     found=1
     name=$t-$date_stamp-$(sha1sum "$min" | cut -c1-8)
     mkdir -p "$pending"

@@ -3,6 +3,7 @@
 // error that names a broken argument, having written nothing.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -141,9 +142,11 @@ void run(const std::uint8_t* data, std::size_t size) {
   value_source values(in);
   for (int op : {op_x, op_gamma, op_dy, op_r}) {
     if (!c.uses(op) || c.writes(op) || !c.ops[std::size_t(op)].fits) continue;
-    for (std::int64_t i = 0; i < c.rows(op); ++i)
-      for (std::int64_t j = 0; j < c.cols(op); ++j)
-        a.set(c, op, i, j, values.next(c.ops[std::size_t(op)].dtype, op == op_gamma));
+    const nc_dtype type = c.ops[std::size_t(op)].dtype;
+    a.each(c, op, [&](std::uint8_t* p) {
+      const std::uint32_t bits = values.next(type, op == op_gamma);
+      std::memcpy(p, &bits, size_of(type));
+    });
   }
   for (int op = 0; op < operand_count; ++op)
     if (c.uses(op) && c.writes(op)) a.fill(c, op, poison(c.ops[std::size_t(op)].dtype));

@@ -272,8 +272,8 @@ std::uint32_t arena::get(const call_spec& c, int k, std::int64_t i, std::int64_t
 
 void arena::fill(const call_spec& c, int k, std::uint32_t bits) {
   if (!c.ops[std::size_t(k)].fits) return;
-  for (std::int64_t i = 0; i < c.rows(k); ++i)
-    for (std::int64_t j = 0; j < c.cols(k); ++j) set(c, k, i, j, bits);
+  const std::size_t size = size_of(c.ops[std::size_t(k)].dtype);
+  each(c, k, [&](std::uint8_t* p) { std::memcpy(p, &bits, size); });
 }
 
 void arena::upload() {
@@ -319,29 +319,39 @@ std::string arena::where(const call_spec& c, std::int64_t p) const {
 }
 
 std::optional<std::string> arena::check(const call_spec& c, bool accepted) const {
-  enum : std::uint8_t { keep, output, scratch };
-  std::vector<std::uint8_t> role(image_.size(), keep);
-  std::ostringstream out;
+  // the byte ranges of the image the call may change, merged; everything else must be as before
+  std::vector<std::pair<std::int64_t, std::int64_t>> free;
   if (accepted) {
     for (int k = 0; k < operand_count; ++k) {
       if (!c.uses(k) || !c.writes(k) || !c.ops[std::size_t(k)].fits) continue;
       const std::int64_t size = std::int64_t(size_of(c.ops[std::size_t(k)].dtype));
+      const std::int64_t base = guard_bytes + c.ops[std::size_t(k)].base;
       for (std::int64_t i = 0; i < c.rows(k); ++i)
         for (std::int64_t j = 0; j < c.cols(k); ++j) {
-          const std::int64_t p = guard_bytes + c.ops[std::size_t(k)].base + c.index(k, i, j) * size;
-          std::fill_n(role.begin() + p, size, output);
+          const std::int64_t p = base + c.index(k, i, j) * size;
+          if (!free.empty() && free.back().second == p) free.back().second = p + size;
+          else free.emplace_back(p, p + size);
         }
     }
     if (c.backward && !c.workspace_null) {
-      const std::int64_t first = std::clamp<std::int64_t>(guard_bytes + c.workspace_base, 0, std::int64_t(role.size()));
-      const std::int64_t last =
-          first + std::int64_t(std::min<std::size_t>(c.workspace_bytes, role.size() - std::size_t(first)));
-      std::fill(role.begin() + first, role.begin() + last, scratch);
+      const std::int64_t first = std::clamp<std::int64_t>(guard_bytes + c.workspace_base, 0, std::int64_t(image_.size()));
+      free.emplace_back(first, first + std::int64_t(std::min<std::size_t>(c.workspace_bytes, image_.size() - std::size_t(first))));
     }
+    std::sort(free.begin(), free.end());
   }
   std::int64_t changed = 0, first = -1;
-  for (std::size_t p = 0; p < image_.size(); ++p)
-    if (role[p] == keep && image_[p] != before_[p] && changed++ == 0) first = std::int64_t(p);
+  auto scan = [&](std::int64_t from, std::int64_t to) {
+    if (from >= to || std::memcmp(image_.data() + from, before_.data() + from, std::size_t(to - from)) == 0) return;
+    for (std::int64_t p = from; p < to; ++p)
+      if (image_[std::size_t(p)] != before_[std::size_t(p)] && changed++ == 0) first = p;
+  };
+  std::int64_t at = 0;
+  for (const auto& [lo, hi] : free) {
+    scan(at, lo);
+    at = std::max(at, hi);
+  }
+  scan(at, std::int64_t(image_.size()));
+  std::ostringstream out;
   if (changed > 0) {
     const std::int64_t p = first - guard_bytes;
     out << (accepted ? "" : "a rejected call ") << "changed " << changed << " byte(s) it must not write; the first is "

@@ -21,6 +21,12 @@
 
 namespace nc::fuzz {
 
+/// signalling NaN of a dtype: an output element before the call
+std::uint32_t poison(nc_dtype type);
+std::size_t size_of(nc_dtype type);
+/// "fp32", "fp16", "bf16", or "code N"
+std::string dtype_text(nc_dtype type);
+
 /// one operand of a call: dtype, layout (counted in elements, as in the ABI) and where its
 /// element 0 sits in the arena's region (in bytes)
 struct operand {
@@ -116,6 +122,19 @@ class arena {
   std::uint32_t get(const call_spec& c, int k, std::int64_t i, std::int64_t j) const;
   /// every element of operand k (if it fits) set to bits
   void fill(const call_spec& c, int k, std::uint32_t bits);
+  /// f(host byte pointer) for every element of operand k in row-major order (k must fit)
+  template <class F>
+  void each(const call_spec& c, int k, F&& f) {
+    const operand& o = c.ops[std::size_t(k)];
+    const std::int64_t size = std::int64_t(size_of(o.dtype)), rows = c.rows(k), cols = c.cols(k);
+    // a stride is used only where there is a second row (column) to reach
+    const std::int64_t row_step = rows > 1 ? o.row_stride * size : 0, col_step = cols > 1 ? o.col_stride * size : 0;
+    std::uint8_t* row = host(o.base + o.offset * size);
+    for (std::int64_t i = 0; i < rows; ++i, row += row_step) {
+      std::uint8_t* p = row;
+      for (std::int64_t j = 0; j < cols; ++j, p += col_step) f(p);
+    }
+  }
 
   void upload();    ///< host image → plugin memory, remembered as the state before the call
   void download();  ///< plugin memory → host image
@@ -135,12 +154,6 @@ class arena {
   void* device_ = nullptr;
   std::vector<std::uint8_t> image_, before_;
 };
-
-/// signalling NaN of a dtype: an output element before the call
-std::uint32_t poison(nc_dtype type);
-std::size_t size_of(nc_dtype type);
-/// "fp32", "fp16", "bf16", or "code N"
-std::string dtype_text(nc_dtype type);
 
 /// the ABI arguments of a call in an arena
 nc_forward_args forward_args(const call_spec& c, const arena& a);

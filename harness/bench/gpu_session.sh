@@ -15,7 +15,7 @@
 #
 # Environment (all optional): OUT (default gpu-session), BUILD (default build/cuda),
 # NORMCHECK (the CLI, default $BUILD/bin/normcheck), COMMIT (default: git rev-parse),
-# SANITIZER_FILTER (the gtest filter of step 2), BENCH_ARGS (more `normcheck bench` options),
+# CTEST_ARGS (more ctest options, e.g. -j8 -E mutation), SANITIZER_FILTER (the gtest filter of step 2), BENCH_ARGS (more `normcheck bench` options),
 # a step's limit in seconds: CTEST_LIMIT, MEMCHECK_LIMIT, RACECHECK_LIMIT, INITCHECK_LIMIT,
 # SYNCCHECK_LIMIT, BENCH_LIMIT, TORCH_PEER_LIMIT, MERGE_LIMIT.
 set -u
@@ -70,7 +70,7 @@ fail() {
 
 # ---- 1: the gpu-labelled tests
 if [ -d "$BUILD" ]; then
-  step ctest "${CTEST_LIMIT:-150}" ctest --test-dir "$BUILD" -L gpu --output-on-failure --no-tests=error --timeout 140
+  step ctest "${CTEST_LIMIT:-150}" ctest --test-dir "$BUILD" -L gpu ${CTEST_ARGS:-} --output-on-failure --no-tests=error --timeout 140
   # a gpu test exits 77 (ctest: Skipped) only without a device: here that is a failure
   skipped=$(grep -c '(Skipped)' "$OUT/ctest.log")
   if [ "$skipped" -gt 0 ] && [ "${codes[-1]}" -eq 0 ]; then

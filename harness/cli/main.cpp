@@ -3,7 +3,7 @@
 //   normcheck run    [--backend auto|cuda|simt] [--kernel PATH] [--seed S] [--scale X]
 //                    [--report FILE] [--case-dir DIR]
 //   normcheck check  forward|backward|gamma|all [--backend …] [--kernel PATH] [--cases N]
-//                    [--seed S] [--case-dir DIR] [--property NAME]
+//                    [--seed S] [--case-dir DIR] [--property NAME] [--json FILE]
 //   normcheck replay FILE [--backend …] [--kernel PATH]
 //   normcheck bench  …            (the benchmark, in builds with the cuda backend)
 //
@@ -28,6 +28,8 @@
 #include "normcheck/harness/failure.hpp"
 #include "normcheck/harness/report.hpp"
 
+#include "mutants.hpp"
+
 #if __has_include("bench/bench.hpp") && defined(NORMCHECK_HAVE_BENCH)
 #include "bench/bench.hpp"
 #define NORMCHECK_CLI_BENCH 1
@@ -42,10 +44,13 @@ enum exit_code { pass = 0, property_failed = 1, mutant_survived = 2, usage = 64,
 const char* usage_text =
     "usage:\n"
     "  normcheck run    [--backend auto|cuda|simt] [--kernel PATH] [--seed S] [--scale X]\n"
-    "                   [--report FILE] [--case-dir DIR]\n"
+    "                   [--report FILE] [--case-dir DIR] [--mutant-cases N]\n"
+    "                   (the property campaign, then the mutation campaign on the shipped kernels)\n"
     "  normcheck check  forward|backward|gamma|all [--backend auto|cuda|simt] [--kernel PATH]\n"
-    "                   [--cases N] [--seed S] [--case-dir DIR] [--property NAME]\n"
+    "                   [--cases N] [--seed S] [--case-dir DIR] [--property NAME] [--json FILE]\n"
     "  normcheck replay FILE [--backend auto|cuda|simt] [--kernel PATH]\n"
+    "  normcheck mutants [--backend simt|cuda] [--only ID] [--budget S] [--cases N] [--seed S] [--out DIR]\n"
+    "  normcheck exercise   (the document's divide-by-BLOCK exercise at N = 257 and 256)\n"
 #ifdef NORMCHECK_CLI_BENCH
     "  normcheck bench  [options]   (normcheck bench --help)\n"
 #endif
@@ -205,28 +210,38 @@ campaign_options options_of(const options_map& o) {
 }
 
 int command_run(int argc, char** argv) {
-  const options_map o(argc, argv, 2, {"backend", "kernel", "seed", "scale", "report", "case-dir"});
+  const options_map o(argc, argv, 2, {"backend", "kernel", "seed", "scale", "report", "case-dir", "mutant-cases"});
   if (!o.positional.empty()) throw usage_error("run takes no argument '" + o.positional[0] + "'");
   campaign_options options = options_of(o);
   if (auto scale = o.get("scale")) options.scale = parse_scale(*scale);
   const nc::kernel k = choose_kernel(o);
   std::vector<const property*> all;
   for (const property& p : all_properties()) all.push_back(&p);
-  return run_campaign("run", all, k, options, o.get("report").value_or(default_report_path()), false);
+  const int properties = run_campaign("run", all, k, options, o.get("report").value_or(default_report_path()), false);
+  // the mutation campaign seeds bugs into the shipped kernels: it says nothing about a
+  // user's --kernel, and a suite that fails its own baseline has nothing to measure
+  if (o.get("kernel") || properties != pass) return properties;
+  std::printf("\nmutation campaign on %s\n", k.backend().c_str());
+  std::fflush(stdout);
+  std::vector<std::string> args{"mutants", "--backend", k.backend(), "--seed", std::to_string(options.seed),
+                                "--cases", o.get("mutant-cases").value_or("200"), "--jobs", "2",
+                                "--out", "reports/out/mutants"};
+  std::vector<char*> argv_mutants;
+  for (std::string& a : args) argv_mutants.push_back(a.data());
+  return nc::mutants::run_main(int(argv_mutants.size()), argv_mutants.data());
 }
 
 int command_check(int argc, char** argv) {
-  const options_map o(argc, argv, 2, {"backend", "kernel", "cases", "seed", "case-dir", "property"});
+  const options_map o(argc, argv, 2, {"backend", "kernel", "cases", "seed", "case-dir", "property", "json"});
   if (o.positional.size() != 1) throw usage_error("check takes one group: forward, backward, gamma or all");
   const std::string group = o.positional[0];
   if (group != "forward" && group != "backward" && group != "gamma" && group != "all")
     throw usage_error("check '" + group + "': the group must be forward, backward, gamma or all");
-  campaign_options options = options_of(o);
-  if (auto cases = o.get("cases")) options.cases = std::int64_t(parse_unsigned("cases", *cases, true));
-  const nc::kernel k = choose_kernel(o);
-  std::vector<const property*> selected;
   const auto only = o.get("property");
   if (only && find_property(*only) == nullptr) throw usage_error("--property '" + *only + "': no property has that name");
+  campaign_options options = options_of(o);
+  if (auto cases = o.get("cases")) options.cases = std::int64_t(parse_unsigned("cases", *cases, true));
+  std::vector<const property*> selected;
   for (const property& p : all_properties())
     for (const std::string& g : p.groups)
       if ((group == "all" || g == group) && (!only || p.name == *only)) {
@@ -234,7 +249,8 @@ int command_check(int argc, char** argv) {
         break;
       }
   if (selected.empty()) throw usage_error("--property '" + *only + "' is not in the group '" + group + "'");
-  return run_campaign("check " + group, selected, k, options, std::nullopt, true);
+  const nc::kernel k = choose_kernel(o);
+  return run_campaign("check " + group, selected, k, options, o.get("json"), true);
 }
 
 int command_replay(int argc, char** argv) {
@@ -290,6 +306,8 @@ int main(int argc, char** argv) {
     if (command == "run") return command_run(argc, argv);
     if (command == "check") return command_check(argc, argv);
     if (command == "replay") return command_replay(argc, argv);
+    if (command == "mutants") return nc::mutants::run_main(argc - 1, argv + 1);
+    if (command == "exercise") return nc::mutants::exercise_main(argc - 1, argv + 1);
 #ifdef NORMCHECK_CLI_BENCH
     if (command == "bench") return nc::bench::run_main(argc - 2, argv + 2);
 #endif

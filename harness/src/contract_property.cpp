@@ -147,7 +147,9 @@ rc::Gen<norm_case> contract_cases() {
 }
 
 void check_contract(const kernel& k, const norm_case& c, observation& o) {
-  const rule& broken = rule_named(c.parameters.at("rule"));
+  const auto named = c.parameters.find("rule");
+  if (named == c.parameters.end()) throw std::invalid_argument("the case has no parameter 'rule'");
+  const rule& broken = rule_named(named->second);
   o.tag("rule", broken.name);
   o.tag("dtype", dtype_class(c));
   o.tag("call", broken.backward ? "backward" : "forward");

@@ -2,16 +2,8 @@
 
 #include <cmath>
 #include <cstdio>
-#include <limits>
 
 namespace nc::harness {
-
-double mismatch::error_in_bounds() const {
-  const double error = std::fabs(got - expected);
-  if (bound > 0) return error / bound;
-  const bool same = (std::isnan(got) && std::isnan(expected)) || got == expected;
-  return same ? 0.0 : std::numeric_limits<double>::infinity();
-}
 
 namespace {
 

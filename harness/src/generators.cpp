@@ -9,13 +9,6 @@
 
 namespace nc::harness {
 
-const char* row_kind_name(row_kind kind) {
-  static const char* const names[row_kind_count] = {
-      "normal", "ones",       "near one",     "constant",          "one hot",   "zero", "signed zero",
-      "powers of two", "wide range", "sumsq overflows fp16", "sumsq beyond fp32", "subnormal", "grid", "non-finite"};
-  return names[std::size_t(kind)];
-}
-
 value_mix only(row_kind kind) {
   value_mix mix{};
   mix[std::size_t(kind)] = 1;

@@ -83,6 +83,25 @@ std::string format_summary(const campaign_report& report) {
   return out.str();
 }
 
+// what kind of claim a property makes, for the mutation scores: the strict score counts kills
+// by differential and metamorphic properties only
+std::string kind_of(const std::string& property) {
+  const auto ends_with = [&](const char* tail) {
+    const std::string t(tail);
+    return property.size() >= t.size() && property.compare(property.size() - t.size(), t.size(), t) == 0;
+  };
+  if (ends_with("_match_the_exact_oracle") || ends_with("_matches_the_exact_oracle")) return "differential";
+  if (property.rfind("invalid_calls", 0) == 0) return "contract";
+  if (property.rfind("a_non_finite_row", 0) == 0) return "isolation";
+  return "metamorphic";
+}
+
+// a failure the kernel raised (its error or fault) rather than a value the property compared:
+// such failures start with the plugin's name, as nc::kernel's errors do
+bool raised_by_kernel(const campaign_report& report, const property_result& r) {
+  return !report.kernel_name.empty() && r.failure.rfind(report.kernel_name + " ", 0) == 0;
+}
+
 std::string to_json(const campaign_report& report) {
   std::ostringstream out;
   out << "{\n  \"schema\": \"normcheck-campaign\",\n  \"version\": 1,\n"
@@ -97,12 +116,16 @@ std::string to_json(const campaign_report& report) {
       << ",\n  \"passed\": " << (report.passed() ? "true" : "false") << ",\n  \"properties\": [";
   for (std::size_t i = 0; i < report.properties.size(); ++i) {
     const property_result& r = report.properties[i];
-    out << (i ? "," : "") << "\n    {\"name\": " << json_string(r.name) << ", \"verdict\": " << json_string(verdict(r))
+    out << (i ? "," : "") << "\n    {\"name\": " << json_string(r.name) << ", \"kind\": " << json_string(kind_of(r.name))
+        << ", \"verdict\": " << json_string(verdict(r)) << ", \"failed\": " << (r.failed ? "true" : "false")
         << ", \"cases\": " << r.cases << ", \"planned\": " << r.planned << ", \"seconds\": " << json_number(r.seconds)
         << ", \"max_error_in_bounds\": " << json_number(r.max_error_in_bounds)
         << ", \"fixed_table_misses\": " << r.fixed_table_misses;
     if (r.failed)
-      out << ", \"failure\": " << json_string(r.failure) << ", \"counterexample\": " << json_string(r.counterexample)
+      out << ", \"cases_to_failure\": " << r.cases + 1 << ", \"seconds_to_failure\": " << json_number(r.seconds)
+          << ", \"error\": " << (raised_by_kernel(report, r) ? "true" : "false")
+          << ", \"message\": " << json_string(r.failure.substr(0, r.failure.find('\n')))
+          << ", \"failure\": " << json_string(r.failure) << ", \"counterexample\": " << json_string(r.counterexample)
           << ", \"reproduce\": " << json_string(r.reproduce) << ", \"case_file\": " << json_string(r.case_file)
           << ", \"shrinks\": " << r.shrinks;
     out << ",\n     \"distribution\": [";

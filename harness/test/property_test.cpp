@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "normcheck/harness/campaign.hpp"
 #include "normcheck/harness/case_file.hpp"
@@ -48,14 +49,29 @@ class property_test : public ::testing::Test {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
+namespace {
+
+nc::kernel kernel_from_environment() {
   const char* plugin = std::getenv("NORMCHECK_TEST_PLUGIN");
   const char* backend = std::getenv("NORMCHECK_TEST_BACKEND");
-  static const nc::kernel k = plugin && *plugin ? nc::kernel::load(plugin) : nc::kernel::shipped(backend && *backend ? backend : "simt");
+  return plugin && *plugin ? nc::kernel::load(plugin) : nc::kernel::shipped(backend && *backend ? backend : "simt");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  std::optional<nc::kernel> loaded;
+  try {
+    loaded = kernel_from_environment();
+    options.seed = seed_from_environment();
+    options.scale = case_scale_from_environment();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "property_test: %s\n", e.what());
+    return 1;
+  }
+  const nc::kernel& k = *loaded;
   kernel_under_test = &k;
-  options.seed = seed_from_environment();
-  options.scale = case_scale_from_environment();
   options.case_dir = default_case_dir();
   std::printf("kernel under test: %s (%s) from %s\nseed: %llu (NORMCHECK_SEED=%llu reruns these cases), case scale %g\n",
               k.name().c_str(), k.backend().c_str(), k.path().c_str(), static_cast<unsigned long long>(options.seed),

@@ -83,7 +83,9 @@ suite_result parse_suite(const json::value& doc) {
     x.seconds_to_failure = p.get_number("seconds_to_failure");
     x.seconds = p.get_number("seconds", -1);
     x.error = p.get_bool("error");
-    x.counterexample = p.get_string("counterexample");
+    // the case file when the suite wrote one, else the counterexample as text
+    x.counterexample = p.get_string("case_file");
+    if (x.counterexample.empty()) x.counterexample = p.get_string("counterexample");
     x.message = p.get_string("message");
     r.properties.push_back(std::move(x));
   }

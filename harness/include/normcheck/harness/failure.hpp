@@ -18,8 +18,6 @@ struct mismatch {
   double expected = 0;   ///< the oracle's value, or the value a metamorphic relation demands
   double got = 0;        ///< the kernel's
   double bound = 0;      ///< what |got - expected| may be: 0 where bits must match
-  /// |got - expected| / bound, or +inf where bits must match and do not
-  double error_in_bounds() const;
 };
 
 /// thrown by a property body for a failing case (RapidCheck counts any exception as a failure)

@@ -58,9 +58,6 @@ enum class row_kind : std::uint8_t {
 };
 constexpr std::size_t row_kind_count = 14;
 
-/// "normal", "ones", ... as the enum
-const char* row_kind_name(row_kind kind);
-
 /// relative weights of the row kinds, indexed by row_kind
 using value_mix = std::array<int, row_kind_count>;
 

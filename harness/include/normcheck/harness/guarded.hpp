@@ -43,8 +43,6 @@ class guarded_buffer {
 
   /// plugin memory of slot 0
   void* data() const { return static_cast<char*>(device_) + guard_bytes; }
-  const std::string& name() const { return name_; }
-  nc_dtype type() const { return type_; }
 
   /// element k (in element order: row-major for a matrix), in the host image
   void set_element(std::int64_t k, std::uint32_t bits);
@@ -64,9 +62,6 @@ class guarded_buffer {
   /// what the last call did wrong to this buffer, or nothing (see the file comment);
   /// needs download() first
   std::optional<std::string> check() const;
-
-  /// the host image of slot 0 onward (for the oracle's views)
-  const void* host_data() const { return image_.data() + guard_bytes; }
 
  private:
   std::uint32_t slot(std::int64_t s) const;  // s counts slots from the front guard band
@@ -95,7 +90,6 @@ class guarded_scratch {
   guarded_scratch& operator=(const guarded_scratch&) = delete;
 
   void* data() const { return bytes_ == 0 ? nullptr : static_cast<char*>(device_) + guarded_buffer::guard_bytes; }
-  std::size_t bytes() const { return bytes_; }
   /// what was written that should not have been: the guard bands, or (contents) anything
   std::optional<std::string> check(bool contents);
 
