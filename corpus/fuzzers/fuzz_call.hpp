@@ -127,6 +127,7 @@ class arena {
   void each(const call_spec& c, int k, F&& f) {
     const operand& o = c.ops[std::size_t(k)];
     const std::int64_t size = std::int64_t(size_of(o.dtype)), rows = c.rows(k), cols = c.cols(k);
+    if (rows == 0 || cols == 0) return;  // an empty operand's offset may be anything
     // a stride is used only where there is a second row (column) to reach
     const std::int64_t row_step = rows > 1 ? o.row_stride * size : 0, col_step = cols > 1 ? o.col_stride * size : 0;
     std::uint8_t* row = host(o.base + o.offset * size);

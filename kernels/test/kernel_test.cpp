@@ -89,14 +89,18 @@ struct run {
 };
 
 // |got - ref| <= atol + rtol |ref| for every element; reports the first few failures
+// terms: where given, an element that cancels from terms this large may also be off by 8 fp32
+// roundings of them. dx at N = 1 is r*u*eps/(x^2+eps): with x^2 >> eps every correct fp32
+// kernel loses digits there, which no fixed table can absorb (the exact oracle's bound does).
 ::testing::AssertionResult close(const char* what, const std::vector<double>& got, const std::vector<double>& ref,
-                                 nc_dtype t) {
+                                 nc_dtype t, const std::vector<double>* terms = nullptr) {
   int shown = 0;
   std::size_t bad = 0;
   std::string text;
   for (std::size_t i = 0; i < ref.size(); ++i) {
     const double err = std::fabs(got[i] - ref[i]);
-    if (!(err <= atol(t) + rtol(t) * std::fabs(ref[i]))) {
+    const double cancellation = terms ? 8 * 0x1p-24 * (*terms)[i] : 0.0;
+    if (!(err <= atol(t) + rtol(t) * std::fabs(ref[i]) + cancellation)) {
       ++bad;
       if (shown++ < 5)
         text += "\n  " + std::string(what) + "[" + std::to_string(i) + "] = " + std::to_string(got[i]) +
@@ -112,7 +116,7 @@ void check_against_reference(run& c) {
   const reference ref = reference_loop(c.m, c.n, c.eps, c.x, c.g, c.dy);
   EXPECT_TRUE(close("y", c.y, ref.y, c.types.x));
   EXPECT_TRUE(close("r", c.r, ref.r, NC_F32));
-  EXPECT_TRUE(close("dx", c.dx, ref.dx, c.types.x));
+  EXPECT_TRUE(close("dx", c.dx, ref.dx, c.types.x, &ref.dx_terms));
   EXPECT_TRUE(close("dgamma", c.dgamma, ref.dgamma, c.types.gamma));
 }
 

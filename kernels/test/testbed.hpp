@@ -117,6 +117,7 @@ class buffer {
 // ---- the double-precision loop ----
 struct reference {
   std::vector<double> y, r, dx, dgamma;
+  std::vector<double> dx_terms;  // |r*u| + |x*r^3*mean(u*x)|: what dx cancels down from
 };
 
 struct layout {
@@ -137,7 +138,7 @@ struct matrix {
 inline reference reference_loop(std::int64_t m, std::int64_t n, double eps, const std::vector<double>& x,
                                  const std::vector<double>& g, const std::vector<double>& dy) {
   reference out{std::vector<double>(m * n), std::vector<double>(m), std::vector<double>(m * n),
-                std::vector<double>(n, 0.0)};
+                std::vector<double>(n, 0.0), std::vector<double>(m * n)};
   for (std::int64_t i = 0; i < m; ++i) {
     double ss = 0, s = 0;
     for (std::int64_t j = 0; j < n; ++j) ss += x[i * n + j] * x[i * n + j];
@@ -148,7 +149,9 @@ inline reference reference_loop(std::int64_t m, std::int64_t n, double eps, cons
       s += dy[i * n + j] * g[j] * x[i * n + j];
     }
     for (std::int64_t j = 0; j < n; ++j) {
-      out.dx[i * n + j] = r * dy[i * n + j] * g[j] - x[i * n + j] * r * r * r * s / double(n);
+      const double first = r * dy[i * n + j] * g[j], second = x[i * n + j] * r * r * r * s / double(n);
+      out.dx[i * n + j] = first - second;
+      out.dx_terms[i * n + j] = std::fabs(first) + std::fabs(second);
       out.dgamma[j] += dy[i * n + j] * x[i * n + j] * r;
     }
   }
