@@ -166,16 +166,23 @@ inline std::size_t partial_bytes(const backward_plan& plan, std::int64_t n) {
   return std::size_t(plan.slots) * std::size_t(n) * sizeof(float);
 }
 
+// an operand's first element; an empty operand (M = 0) may be null, and null plus an offset
+// is undefined even when nothing is read through it
+template <class T>
+T* first_element(void* data, std::int64_t offset) {
+  return data == nullptr ? nullptr : static_cast<T*>(data) + offset;
+}
+
 template <class T, class G>
 nc_status backward_typed(const nc_backward_args& a) {
   const backward_plan plan = plan_backward<T, G>(a);
   float* partial = static_cast<float*>(a.workspace);
   const backward_params<T, G> p{a.m, a.n,
-                                static_cast<const T*>(a.x.data) + a.x.offset, a.x.row_stride, a.x.col_stride,
-                                static_cast<const G*>(a.gamma.data) + a.gamma.offset, a.gamma.stride,
-                                static_cast<const T*>(a.dy.data) + a.dy.offset, a.dy.row_stride, a.dy.col_stride,
-                                static_cast<const float*>(a.r.data) + a.r.offset, a.r.stride,
-                                static_cast<T*>(a.dx.data) + a.dx.offset, a.dx.row_stride, a.dx.col_stride,
+                                first_element<const T>(a.x.data, a.x.offset), a.x.row_stride, a.x.col_stride,
+                                first_element<const G>(a.gamma.data, a.gamma.offset), a.gamma.stride,
+                                first_element<const T>(a.dy.data, a.dy.offset), a.dy.row_stride, a.dy.col_stride,
+                                first_element<const float>(a.r.data, a.r.offset), a.r.stride,
+                                first_element<T>(a.dx.data, a.dx.offset), a.dx.row_stride, a.dx.col_stride,
                                 partial};
   if (plan.grid > 0) {
     const dim3 grid(unsigned(plan.grid)), block(unsigned(plan.rt < 128 ? 128 : plan.rt));
