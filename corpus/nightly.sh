@@ -18,6 +18,7 @@
 #   --plugin   fuzz this kernel plugin instead of the shipped simt one (NORMCHECK_FUZZ_PLUGIN)
 #   --cuda     replay the corpora on the cuda backend: auto (when nvidia-smi sees a GPU), yes, no
 #   --cuda-build  the cuda preset's build folder (default build/cuda)
+#   --cuda-only   no fuzzing: replay the corpora on the cuda backend and write the report
 # Exit status: 0, or 1 when the night found a crash or the cuda replay failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +32,7 @@ plugin=""
 cuda=auto
 cuda_build=build/cuda
 report_dir=reports/fuzz
+fuzz=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --budget) budget=$2; shift 2 ;;
@@ -42,20 +44,24 @@ while [ $# -gt 0 ]; do
     --cuda) cuda=$2; shift 2 ;;
     --cuda-build) cuda_build=$2; shift 2 ;;
     --report-dir) report_dir=$2; shift 2 ;;
+    --cuda-only) fuzz=0; cuda=yes; shift ;;
     -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "nightly.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 
 log() { echo "[nightly $(date -u +%H:%M:%S)] $*" >&2; }
+# runs a command that may die of a signal without bash announcing it ("Aborted")
+quiet() { "$@" & wait $!; }
 
 # ---- build --------------------------------------------------------------------------------
-if [ "$do_build" = 1 ]; then
+if [ "$do_build" = 1 ] && [ "$fuzz" = 1 ]; then
   log "building the fuzz targets in $build"
   if [ ! -f "$build/CMakeCache.txt" ]; then cmake --preset fuzz -B "$build" >&2; fi
   cmake --build "$build" --target normcheck_simt $(for t in $targets; do echo "$t ${t}_replay"; done) >&2
 fi
 for t in $targets; do
+  [ "$fuzz" = 1 ] || break
   [ -x "$build/bin/$t" ] || { echo "nightly.sh: $build/bin/$t is missing (build the fuzz preset)" >&2; exit 2; }
 done
 root=$PWD
@@ -77,6 +83,12 @@ bytes_in() { find "$1" -type f ! -name '.*' -printf '%s\n' 2>/dev/null | awk '{s
 json_string() { printf '"%s"' "$(printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' | tr -d '\n\r\t')"; }
 # a status line of fork mode: "#N: cov: C ft: F corp: K exec/s E oom/timeout/crash: a/b/c time: Ts ..."
 field() { sed -n "s/.* $1 \([0-9]*\).*/\1/p" <<<"$2"; }
+# failures that differ only in numbers and addresses are one failure
+# (a mismatch is named by its output, a sanitizer report by its place and kind)
+signature_key() {
+  sed -E -e 's/^(disagrees with the exact oracle: [a-z]+).*/\1/' -e 's/^(.*:[0-9]+):[0-9]+: runtime error: ([a-z -]*).*/\1 \2/' \
+         -e 's/0x[0-9a-fA-F]*/0xH/g' -e 's/[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?/N/g' <<<"$1"
+}
 
 summary_json=()
 summary_md=()
@@ -84,6 +96,7 @@ crash_md=()
 found=0
 
 for t in $targets; do
+  [ "$fuzz" = 1 ] || break
   corpus=corpus/$t
   regressions=corpus/regressions/$t
   pending=corpus/regressions/pending/$t
@@ -96,7 +109,7 @@ for t in $targets; do
   log "$t: fuzzing for ${budget}s on $jobs job(s) (corpus: $files_before files)"
   fuzz_log=$tw/fuzz.log
   set +e
-  (cd "$tw" && "$(abs "$build")/bin/$t" -fork="$jobs" -max_total_time="$budget" \
+  (cd "$tw" && exec "$(abs "$build")/bin/$t" -fork="$jobs" -max_total_time="$budget" \
       -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
       -timeout=10 -rss_limit_mb=4096 -max_len=$([ "$t" = value_fuzzer ] && echo 40000 || echo 4096) \
       -dict="$root/corpus/fuzzers/$t.dict" -artifact_prefix=artifacts/ -print_final_stats=1 \
@@ -141,23 +154,32 @@ for t in $targets; do
     }
     # one regression per distinct failure: judge the raw artifact before minimizing it
     raw_log=$tw/minimized/$(basename "$artifact").raw.log
-    "$build/bin/${t}_replay" "$artifact" >"$raw_log" 2>&1 || true
-    key=$(signature_of "$raw_log" | sed 's/[0-9]\+/N/g')
+    quiet "$build/bin/${t}_replay" "$artifact" >"$raw_log" 2>&1 || true
+    key=$(signature_key "$(signature_of "$raw_log")")
     if grep -qxF -- "$key" <<<"$seen"; then continue; fi
     seen=$seen$'\n'$key
+    if [ ${#crashes_json[@]} -ge 10 ]; then log "$t: 10 distinct failures kept; the rest stay in $tw/artifacts"; break; fi
     min=$tw/minimized/$(basename "$artifact")
     "$build/bin/$t" -minimize_crash=1 -max_total_time=120 -runs=20000 -timeout=10 \
       -exact_artifact_path="$min" "$artifact" >"$min.log" 2>&1 || true
     [ -s "$min" ] || cp "$artifact" "$min"
     replay_log=$min.replay.log
-    NORMCHECK_FUZZ_CASE_OUT=$min.case "$build/bin/${t}_replay" "$min" >"$replay_log" 2>&1 || true
+    NORMCHECK_FUZZ_CASE_OUT=$min.case quiet "$build/bin/${t}_replay" "$min" >"$replay_log" 2>&1 || true
     signature=$(signature_of "$replay_log")
+    # -minimize_crash keeps any crash, so it can slide into another failure: then the raw input is kept
+    note="minimized from $(basename "$artifact")"
+    if [ "$(signature_key "$signature")" != "$key" ]; then
+      note="not minimized: minimizing $(basename "$artifact") turned it into another failure"
+      cp "$artifact" "$min"
+      NORMCHECK_FUZZ_CASE_OUT=$min.case quiet "$build/bin/${t}_replay" "$min" >"$replay_log" 2>&1 || true
+      signature=$(signature_of "$replay_log")
+    fi
     found=1
     name=$t-$date_stamp-$(sha1sum "$min" | cut -c1-8)
     mkdir -p "$pending"
     cp "$min" "$pending/$name"
     { [ -f "$min.case" ] && cat "$min.case"
-      echo "# found by corpus/nightly.sh on $date_stamp ($kind), minimized from $(basename "$artifact")"
+      echo "# found by corpus/nightly.sh on $date_stamp ($kind), $note"
       echo "# signature: $signature"
       echo "# reproduce: $build/bin/${t}_replay $pending/$name"; } >"$pending/$name.case"
     reproduce="${plugin:+NORMCHECK_FUZZ_PLUGIN=$plugin }$build/bin/${t}_replay $pending/$name"

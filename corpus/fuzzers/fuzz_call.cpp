@@ -20,6 +20,13 @@ std::int64_t saturate(wide v) {
   return std::int64_t(v);
 }
 
+// a product of two 64-bit values fits in 128 bits, a sum of three of them may not: anything
+// past 2^100 is just "too large" for every use here
+wide clamped(wide v) {
+  constexpr wide limit = wide(1) << 100;
+  return v > limit ? limit : v < -limit ? -limit : v;
+}
+
 std::int64_t align_up(std::int64_t v, std::int64_t to) { return (v + to - 1) / to * to; }
 
 // raw dtype codes: 0-2 are the dtypes, anything else must be rejected (nc_dtype spans 32 bits,
@@ -48,7 +55,7 @@ index_range range_of(const call_spec& c, int k) {
   r.count = rows * cols;
   if (r.count == 0) return r;
   const wide rs = rows > 1 ? o.row_stride : 0, cs = cols > 1 ? o.col_stride : 0;
-  const wide a = (rows - 1) * rs, b = (cols - 1) * cs;
+  const wide a = clamped((rows - 1) * rs), b = clamped((cols - 1) * cs);
   r.first = o.offset + std::min<wide>(a, 0) + std::min<wide>(b, 0);
   r.last = o.offset + std::max<wide>(a, 0) + std::max<wide>(b, 0);
   return r;
@@ -136,6 +143,8 @@ call_spec realize(const contract_input& in) {
     case 2: c.epsilon = std::bit_cast<float>(in.epsilon_bits); break;
     default: c.epsilon = 1.0f; break;
   }
+  // the backward takes no ε (r carries it); the ε of the forward that wrote r must be valid
+  if (c.backward && !(std::isfinite(c.epsilon) && c.epsilon >= 0.0f)) c.epsilon = 1e-6f;
 
   const nc_dtype x = decode_x(in.x_dtype), gamma = decode_gamma(in.gamma_dtype, x);
   const nc_dtype fault = raw_code(in.fault_code);
@@ -492,7 +501,7 @@ std::vector<rule_break> contract_breaks(const call_spec& c, const arena& a) {
       continue;
     }
     // 64-bit indexing: the last element's index, and its byte offset at 4 bytes an element
-    const wide last = wide(o.offset) + (wide(rows) - 1) * rs + (wide(cols) - 1) * cs;
+    const wide last = wide(o.offset) + clamped((wide(rows) - 1) * rs) + clamped((wide(cols) - 1) * cs);
     if ((last + 1) * 4 > int64_max) { broke(name + ".overflow", {name}); continue; }
     if (o.matrix) {
       // distinct elements: rows side by side, or columns side by side
