@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "normcheck/kernel.hpp"
+#include "normcheck/oracles/dtype.hpp"
 
 namespace nc::test {
 
@@ -28,59 +29,14 @@ inline const kernel& plugin() {
 
 inline std::size_t size_of(nc_dtype t) { return t == NC_F32 ? 4 : 2; }
 
-// ---- host conversions: exact decode, round-to-nearest-even encode ----
-inline float bits_to_float(std::uint32_t b) { float f; std::memcpy(&f, &b, 4); return f; }
-inline std::uint32_t float_to_bits(float f) { std::uint32_t b; std::memcpy(&b, &f, 4); return b; }
-
-inline float half_to_float(std::uint16_t h) {
-  const std::uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  float v;
-  if (exp == 0) v = std::ldexp(float(man), -24);
-  else if (exp == 31) v = man ? NAN : INFINITY;
-  else v = std::ldexp(float(man | 0x400), int(exp) - 25);
-  return sign ? -v : v;
+// ---- host conversions: the oracle's exact decode and round-to-nearest-even encode ----
+inline oracle::dtype oracle_type(nc_dtype t) {
+  return t == NC_F32 ? oracle::dtype::f32 : t == NC_F16 ? oracle::dtype::f16 : oracle::dtype::bf16;
 }
 
-inline std::uint16_t float_to_half(float f) {
-  // through double: every half is a double, and rounding double -> half once is exact RNE
-  const std::uint32_t b = float_to_bits(f);
-  const std::uint16_t sign = std::uint16_t((b >> 16) & 0x8000);
-  const float a = std::fabs(f);
-  if (std::isnan(f)) return std::uint16_t(sign | 0x7e00);
-  if (a >= 65520.0f) return std::uint16_t(sign | 0x7c00);
-  int e = 0;
-  std::frexp(a, &e);                   // a = m * 2^e, m in [0.5, 1)
-  const int quantum = std::max(e - 11, -24);  // 11 significant bits, subnormals at 2^-24
-  const double q = std::nearbyint(std::ldexp(double(a), -quantum));
-  const double v = std::ldexp(q, quantum);
-  if (v == 0) return sign;
-  int ve = 0;
-  const double vm = std::frexp(v, &ve);
-  if (ve - 1 < -14) return std::uint16_t(sign | std::uint16_t(std::ldexp(v, 24)));
-  const std::uint16_t exp = std::uint16_t(ve - 1 + 15);
-  const std::uint16_t man = std::uint16_t(std::ldexp(vm, 11)) & 0x3ff;
-  return std::uint16_t(sign | (exp << 10) | man);
-}
+inline double decode(nc_dtype t, const void* p, std::int64_t i) { return oracle::load(p, oracle_type(t), i); }
 
-inline float bf16_to_float(std::uint16_t h) { return bits_to_float(std::uint32_t(h) << 16); }
-
-inline std::uint16_t float_to_bf16(float f) {
-  std::uint32_t b = float_to_bits(f);
-  if (std::isnan(f)) return std::uint16_t((b >> 16) | 0x40);
-  b += 0x7fff + ((b >> 16) & 1);
-  return std::uint16_t(b >> 16);
-}
-
-inline double decode(nc_dtype t, const void* p, std::int64_t i) {
-  if (t == NC_F32) return static_cast<const float*>(p)[i];
-  const std::uint16_t h = static_cast<const std::uint16_t*>(p)[i];
-  return t == NC_F16 ? half_to_float(h) : bf16_to_float(h);
-}
-
-inline void encode(nc_dtype t, void* p, std::int64_t i, float v) {
-  if (t == NC_F32) static_cast<float*>(p)[i] = v;
-  else static_cast<std::uint16_t*>(p)[i] = t == NC_F16 ? float_to_half(v) : float_to_bf16(v);
-}
+inline void encode(nc_dtype t, void* p, std::int64_t i, float v) { oracle::store(p, oracle_type(t), i, v); }
 
 // ---- a buffer in plugin memory with a host mirror; guard bytes on both sides ----
 constexpr std::size_t guard_bytes = 256;
