@@ -54,8 +54,8 @@ inline bool aligned16(const void* data, std::int64_t offset, std::size_t size) {
 
 inline bool vector_matrix(const nc_matrix& a, std::int64_t n, std::size_t size) {
   const std::int64_t width = 16 / std::int64_t(size);
-  return a.col_stride == 1 && n % width == 0 && aligned16(a.data, a.offset, size) &&
-         (a.row_stride * std::int64_t(size)) % 16 == 0;
+  // row_stride % width, not (row_stride * size) % 16: the stride of a single row may be any int64
+  return a.col_stride == 1 && n % width == 0 && aligned16(a.data, a.offset, size) && a.row_stride % width == 0;
 }
 
 inline bool vector_gamma(const nc_vector& g) {
