@@ -23,19 +23,39 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(f
 // elements of T in one 16-byte vector
 template <class T> constexpr int vector_width = 16 / static_cast<int>(sizeof(T));
 
-// W consecutive elements of T starting at p (16-byte aligned) as fp32.
+// W consecutive elements of T as raw 16-byte vectors, converted where they are used.
 // W * sizeof(T) is a multiple of 16: fp32 gamma beside 16-bit x takes two vectors.
 template <class T, int W>
-__device__ __forceinline__ void load_floats(const T* p, float (&out)[W]) {
+struct raw_vectors {
   static_assert(W * sizeof(T) % 16 == 0, "whole vectors only");
+  static constexpr int count = W * int(sizeof(T)) / 16;
+  uint4 bits[count];
+};
+
+// the W elements starting at p (16-byte aligned)
+template <class T, int W>
+__device__ __forceinline__ raw_vectors<T, W> load_vectors(const T* p) {
+  raw_vectors<T, W> out;
+#pragma unroll
+  for (int v = 0; v < raw_vectors<T, W>::count; ++v) out.bits[v] = load16(p + v * vector_width<T>);
+  return out;
+}
+
+template <class T, int W>
+__device__ __forceinline__ void unpack(const raw_vectors<T, W>& in, float (&out)[W]) {
   constexpr int per_vector = vector_width<T>;
 #pragma unroll
-  for (int v = 0; v < W / per_vector; ++v) {
-    const uint4 bits = load16(p + v * per_vector);
-    const T* e = reinterpret_cast<const T*>(&bits);
+  for (int v = 0; v < raw_vectors<T, W>::count; ++v) {
+    const T* e = reinterpret_cast<const T*>(&in.bits[v]);
 #pragma unroll
     for (int k = 0; k < per_vector; ++k) out[v * per_vector + k] = to_float(e[k]);
   }
+}
+
+// W consecutive elements of T starting at p (16-byte aligned) as fp32
+template <class T, int W>
+__device__ __forceinline__ void load_floats(const T* p, float (&out)[W]) {
+  unpack(load_vectors<T, W>(p), out);
 }
 
 template <class T, int W>

@@ -28,10 +28,31 @@ inline bool sync_every_launch() {
   return on;
 }
 
+// Launches overlap the tail of the kernel before them in the stream (programmatic dependent
+// launch; every kernel waits for that one before touching memory: platform.cuh).
+// NORMCHECK_CUDA_PDL=0 launches them one after the other instead.
+inline bool overlap_launches() {
+  static const bool on = [] {
+    const char* v = std::getenv("NORMCHECK_CUDA_PDL");
+    return v == nullptr || *v == '\0' || *v != '0';
+  }();
+  return on;
+}
+
 template <class... P, class... A>
 nc_status launch(void (*kernel)(P...), dim3 grid, dim3 block, void* stream, const char* what, A... args) {
-  kernel<<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(args...);
-  cudaError_t e = cudaGetLastError();
+  cudaLaunchAttribute overlap{};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.stream = static_cast<cudaStream_t>(stream);
+  config.attrs = &overlap;
+  config.numAttrs = overlap_launches() ? 1 : 0;
+  cudaError_t e = cudaLaunchKernelEx(&config, kernel, args...);
+  const cudaError_t pending = cudaGetLastError();  // read either way: it clears the error
+  if (e == cudaSuccess) e = pending;
   if (e == cudaSuccess && sync_every_launch()) e = cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
   if (e != cudaSuccess) {
     set_last_error(std::string("launch of ") + what + " failed: " + cudaGetErrorString(e));

@@ -8,6 +8,8 @@
 //   __syncthreads  __shfl_xor_sync  __shfl_sync
 //   __half __nv_bfloat16 __half2float __float2half_rn __bfloat162float __float2bfloat16_rn
 //   rsqrtf  uint4
+// plus two of nc's own, which are no-ops on the emulator (its launches run one at a time):
+//   wait_for_prior_grid  release_next_grid
 #pragma once
 
 #include <cstddef>
@@ -40,6 +42,30 @@ template <class T>
 __device__ __forceinline__ void store16(T* p, uint4 v) {
   NC_CHECK_VECTOR_ACCESS(p, 16);
   *reinterpret_cast<uint4*>(p) = v;
+}
+
+// Programmatic dependent launch (sm_90): the launcher lets a kernel start while the kernel
+// before it in the stream is finishing, so its launch and block scheduling overlap that
+// tail. wait_for_prior_grid() returns once the prior grid has completed and its writes are
+// visible; every kernel calls it before its first global memory access, so the overlap never
+// changes what a kernel reads. release_next_grid() lets the next kernel launch early; it
+// does not make anything visible to it.
+__device__ __forceinline__ void wait_for_prior_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void release_next_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// both, at the top of every kernel
+__device__ __forceinline__ void follow_prior_grid() {
+  wait_for_prior_grid();
+  release_next_grid();
 }
 
 }  // namespace nc

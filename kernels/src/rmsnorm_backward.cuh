@@ -28,6 +28,7 @@ __global__ void __launch_bounds__(block_threads<RT>) backward_vector(backward_pa
   constexpr int W = vector_width<T>;
   constexpr int ROWS = rows_per_block<RT>;
   __shared__ float warp_totals[ROWS][RT / warp_size];
+  follow_prior_grid();
   const int lane = threadIdx.x % RT;
   const int slot = threadIdx.x / RT;
   const std::int64_t vectors = p.n / W;
@@ -43,6 +44,8 @@ __global__ void __launch_bounds__(block_threads<RT>) backward_vector(backward_pa
     const T* x = p.x + row * p.x_row;
     const T* dy = p.dy + row * p.dy_row;
     T* dx = p.dx + row * p.dx_row;
+    // read before the reduction's barriers, so its latency hides behind them
+    const float r = p.r[row * p.r_stride];
 
     // pass 1: s = sum(u * x)
     uint4 xs[CACHE ? MAXV : 1], dys[CACHE ? MAXV : 1];
@@ -62,7 +65,6 @@ __global__ void __launch_bounds__(block_threads<RT>) backward_vector(backward_pa
       }
     }
     s = row_sum<RT>(s, warp_totals[slot]);
-    const float r = p.r[row * p.r_stride];
     // the backward mean divides by N too: the same N as the forward. c = mean(u*x) * r^2,
     // used as (x*r) * c: r^3 is never formed, so a row tiny next to epsilon (r ~ 1e15)
     // gives 0 where the math gives 0, not 0 * inf = NaN
@@ -113,6 +115,7 @@ template <class T, class G, int RT>
 __global__ void __launch_bounds__(block_threads<RT>) backward_strided(backward_params<T, G> p) {
   constexpr int ROWS = rows_per_block<RT>;
   __shared__ float warp_totals[ROWS][RT / warp_size];
+  follow_prior_grid();
   const int lane = threadIdx.x % RT;
   const int slot = threadIdx.x / RT;
   const std::int64_t first = std::int64_t(blockIdx.x) * ROWS + slot;

@@ -15,6 +15,7 @@ constexpr int dgamma_slices = 8;
 template <class G>
 __global__ void __launch_bounds__(dgamma_columns * dgamma_slices) dgamma_reduce(dgamma_params<G> p) {
   __shared__ float slice_sums[dgamma_slices][dgamma_columns];
+  follow_prior_grid();
   const int col_in_block = threadIdx.x % dgamma_columns;
   const int slice = threadIdx.x / dgamma_columns;
   const std::int64_t j = std::int64_t(blockIdx.x) * dgamma_columns + col_in_block;

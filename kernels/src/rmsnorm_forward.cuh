@@ -2,8 +2,9 @@
 //
 // forward_vector   16-byte loads and stores; every operand unit-stride and 16-byte
 //                  aligned, N a multiple of the vector width. With MAXV > 0 a thread
-//                  keeps its MAXV vectors of x in registers between the two passes;
-//                  with MAXV == 0 (rows too long for registers) it reads them again.
+//                  keeps its MAXV vectors of x in registers between the two passes
+//                  (and with MAXV <= 4 its gamma, for all rows); with MAXV == 0 (rows
+//                  too long for registers) it reads them again.
 // forward_strided  any strides, offsets and alignment; one element per access.
 // RT threads share a row; RT == 32 puts several rows (one per warp) in a block.
 #pragma once
@@ -22,9 +23,23 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_vector(forward_para
   constexpr int W = vector_width<T>;
   constexpr int ROWS = rows_per_block<RT>;
   __shared__ float warp_totals[ROWS][RT / warp_size];
+  follow_prior_grid();
   const int lane = threadIdx.x % RT;
   const int slot = threadIdx.x / RT;
   const std::int64_t vectors = p.n / W;
+
+  // a thread's gamma is the same in every row: with up to 4 vectors a thread it is loaded
+  // once, before the first row, so no row waits for it between its reduction and its
+  // stores (at 8 the registers it takes would cost more blocks an SM than it saves)
+  constexpr bool keep_gamma = MAXV > 0 && MAXV <= 4;
+  raw_vectors<G, W> gammas[keep_gamma ? MAXV : 1];
+  if constexpr (keep_gamma) {
+#pragma unroll
+    for (int k = 0; k < MAXV; ++k) {
+      const std::int64_t v = lane + std::int64_t(k) * RT;
+      if (v < vectors) gammas[k] = load_vectors<G, W>(p.gamma + v * W);
+    }
+  }
 
   for (std::int64_t row = std::int64_t(blockIdx.x) * ROWS + slot; row < p.m;
        row += std::int64_t(gridDim.x) * ROWS) {
@@ -60,10 +75,10 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_vector(forward_para
     if (lane == 0) p.r[row * p.r_stride] = r;
 
     // pass 2: scale and store
-    auto emit = [&](std::int64_t v, const uint4& bits) {
+    auto emit = [&](std::int64_t v, const uint4& bits, const raw_vectors<G, W>& gamma) {
       float f[W], g[W], o[W];
       unpack<T>(bits, f);
-      load_floats<G, W>(p.gamma + v * W, g);
+      unpack(gamma, g);
 #pragma unroll
       for (int e = 0; e < W; ++e) o[e] = f[e] * r * g[e];
       store16(y + v * W, pack<T>(o));
@@ -72,10 +87,12 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_vector(forward_para
 #pragma unroll
       for (int k = 0; k < MAXV; ++k) {
         const std::int64_t v = lane + std::int64_t(k) * RT;
-        if (v < vectors) emit(v, cache[k]);
+        if (v >= vectors) continue;
+        if constexpr (keep_gamma) emit(v, cache[k], gammas[k]);
+        else emit(v, cache[k], load_vectors<G, W>(p.gamma + v * W));
       }
     } else {
-      for (std::int64_t v = lane; v < vectors; v += RT) emit(v, load16(x + v * W));
+      for (std::int64_t v = lane; v < vectors; v += RT) emit(v, load16(x + v * W), load_vectors<G, W>(p.gamma + v * W));
     }
   }
 }
@@ -84,6 +101,7 @@ template <class T, class G, int RT>
 __global__ void __launch_bounds__(block_threads<RT>) forward_strided(forward_params<T, G> p) {
   constexpr int ROWS = rows_per_block<RT>;
   __shared__ float warp_totals[ROWS][RT / warp_size];
+  follow_prior_grid();
   const int lane = threadIdx.x % RT;
   const int slot = threadIdx.x / RT;
 
