@@ -5,7 +5,8 @@
 //   forward   ss = Σ x_j² in any order (fma or mul+add); mean = ss/N or ss·(1/N); q = mean + ε;
 //             r = rsqrt(q) within 2 ulp; y_j = x_j·r·γ_j in any association, rounded to y's dtype.
 //   backward  r as the forward wrote it; u_j = dy_j·γ_j; s = Σ u_j·x_j in any order;
-//             c = s/N · r·r·r in any association; dx_j = r·u_j − x_j·c, rounded to dx's dtype;
+//             c = s/N · r·r·r in any association; dx_j = r·u_j − x_j·c, rounded to dx's dtype,
+//             with x_j·c as x_j·ĉ or as (x_j·r)·(s/N·r·r) (the shipped kernels: r³ is never formed);
 //             dgamma_j = Σ_i dy_ij·x_ij·r_i over rows in any order, rounded to dgamma's dtype.
 // Error terms follow Higham's model with underflow: fl(a∘b) = (a∘b)(1+δ) + η' with |δ| ≤ u,
 // |η'| ≤ η = 2^-150, and η' = 0 for additions and whenever |a∘b| ≥ 2^-126. A sum of n terms in
@@ -281,6 +282,7 @@ struct backward_row {
   double c_lo = 0;             ///< a lower bound on |ĉ|
   double c_shadow = 0;         ///< Σ|u_j·x_j|/N·r³: the |·|-shadow of c
   double first_relative = 0;   ///< (1 + ρ_r)(1 + u)² − 1: r̂·û in fp32
+  double c_over_r_up = 0;      ///< an upper bound on |ĉ/r̂| = |ŝ/N·r̂·r̂| (0 when s is exactly 0)
 };
 
 /// the backward row from the exact s = Σ u_j·x_j, its shadow s_abs = Σ|u_j·x_j| (a double sum is
@@ -346,7 +348,16 @@ inline backward_row bound_backward_row(const arithmetic& a, std::int64_t n, cons
   row.c_underflow = s_underflow / count * r3 * (1 + delta_c) + chain_underflow;
   row.c_lo = std::max(0.0, row.c_abs - row.c_error);
   row.first_relative = (1 + forward.rho_r) * (1 + a.u) * (1 + a.u) - 1;
+  row.c_over_r_up = ms_up * r_up * r_up * (1 + g_c);
   return row;
+}
+
+/// x_j·c formed as (x_j·r̂)·(ŝ/N·r̂·r̂): x_j·r̂ could be subnormal, and its underflow is then
+/// multiplied by ĉ/r̂, which may be large (values near 2^41 next to subnormals, ε = 1000). The
+/// product rounds to the nearest float and 0 is one, so that error is at most η and at most |x_j·r̂|
+inline double x_times_r_underflow(const arithmetic& a, const backward_row& row, double x_abs) {
+  if (!(x_abs > 0 && x_abs * row.forward.r_lo < a.tiny)) return 0;
+  return std::min(a.eta, x_abs * row.forward.r_up) * row.c_over_r_up;
 }
 
 /// the bound of dx_j = r·u_j − x_j·c with u_j = dy_j·γ_j and dx_abs = |dx_j| exactly
@@ -362,12 +373,15 @@ inline element_bound bound_dx(const arithmetic& a, const output_rounding& out, c
   const double u_eta = (u_abs > 0 && u_abs < a.tiny) ? a.eta : 0;
   const double t1_eta = (u_abs > 0 && row.forward.r_lo * u_abs * (1 - 2 * a.u) < a.tiny) ? a.eta : 0;
   const double e1 = t1 * row.first_relative + row.forward.r_up * (1 + a.u) * u_eta + t1_eta;
-  // term 2, x·ĉ: ĉ's error carried by |x|, one rounding, the product's underflow
+  // term 2, x·ĉ: ĉ's error carried by |x|, one rounding, the product's underflow; formed as
+  // (x·r̂)·(ĉ/r̂) instead, the same roundings (ĉ's spare one) and x·r̂'s underflow
   const double t2 = x_abs * row.c_abs;
   const double t2_eta = (x_abs > 0 && x_abs * row.c_lo * (1 - a.u) < a.tiny) ? a.eta : 0;
-  const double e2 = x_abs * row.c_error * (1 + a.u) + a.u * t2 + t2_eta;
+  const double xr_eta = x_times_r_underflow(a, row, x_abs);
+  const double e2 = x_abs * row.c_error * (1 + a.u) + a.u * t2 + t2_eta + xr_eta;
   if (u_abs * (1 + a.u) > a.big || u_abs * x_abs * (1 + a.u) * (1 + a.u) > a.big ||
-      row.forward.r_up * u_abs * (1 + a.u) * (1 + a.u) > a.big || x_abs * (row.c_abs + row.c_error) * (1 + a.u) > a.big) {
+      row.forward.r_up * u_abs * (1 + a.u) * (1 + a.u) > a.big || x_abs * (row.c_abs + row.c_error) * (1 + a.u) > a.big ||
+      x_abs * row.forward.r_up * (1 + a.u) > a.big) {
     e.reason = domain_reason::intermediate_overflow;
     return e;
   }
@@ -379,12 +393,14 @@ inline element_bound bound_dx(const arithmetic& a, const output_rounding& out, c
   }
   const double rounded = (1 + out.u) * kernel + out.u * dx_abs + out.eta;
   e.bound = (rounded + oracle_rounding * dx_abs) * bound_inflation;
-  e.underflow = (row.forward.r_up * (1 + a.u) * u_eta + x_abs * (1 + a.u) * row.c_underflow) * (1 + a.u) * (1 + out.u);
+  e.underflow =
+      (row.forward.r_up * (1 + a.u) * u_eta + x_abs * (1 + a.u) * row.c_underflow + xr_eta) * (1 + a.u) * (1 + out.u);
   if (dx_abs + e.bound >= out.overflow) e.reason = domain_reason::output_overflow;
   return e;
 }
 
-/// bound_dx of a row without amplified underflow (no u_j below 2^-126), as a linear form:
+/// bound_dx of a row without amplified underflow (no u_j below 2^-126, no x_j·r̂ that could be
+/// subnormal), as a linear form:
 /// per_u·|u| + per_x·|x| + per_dx·|dx| + offset, plus the products' own η where they could be
 /// subnormal at all (u_eta for u ≠ 0, x_eta for x ≠ 0)
 struct linear_dx {
@@ -400,9 +416,10 @@ struct linear_dx {
 inline bool dx_stays_normal(const arithmetic& a, const output_rounding& out, const backward_row& row,
                             const extremes& x, const extremes& u, linear_dx& line) {
   const double r_up = row.forward.r_up;
-  if (u.min < a.tiny) return false;
+  if (u.min < a.tiny || x_times_r_underflow(a, row, x.min) > 0) return false;
   if (u.max * (1 + a.u) > a.big || u.max * x.max * (1 + a.u) * (1 + a.u) > a.big ||
-      r_up * u.max * (1 + a.u) * (1 + a.u) > a.big || x.max * (row.c_abs + row.c_error) * (1 + a.u) > a.big)
+      r_up * u.max * (1 + a.u) * (1 + a.u) > a.big || x.max * (row.c_abs + row.c_error) * (1 + a.u) > a.big ||
+      x.max * r_up * (1 + a.u) > a.big)
     return false;
   // e1 = r·|u|·first_relative (+ η), e2 = |x|·(c_error·(1+u) + u·|c|) (+ η),
   // kernel = (e1 + e2)(1+u) + u·|dx|, then the output's rounding and the oracle's

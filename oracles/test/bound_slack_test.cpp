@@ -47,7 +47,8 @@ std::vector<kernel_flavour> all_flavours() {
   for (summation s : {summation::sequential, summation::sequential_fma, summation::pairwise})
     for (rsqrt_flavour r : {rsqrt_flavour::one_over_sqrtf, rsqrt_flavour::two_ulp_low, rsqrt_flavour::two_ulp_high})
       for (bool reciprocal : {false, true})
-        for (bool gamma_first : {false, true}) out.push_back({s, r, reciprocal, gamma_first});
+        for (bool gamma_first : {false, true})
+          for (bool x_times_r_first : {false, true}) out.push_back({s, r, reciprocal, gamma_first, x_times_r_first});
   return out;
 }
 
@@ -108,7 +109,7 @@ TEST(bound_slack, no_correct_fp32_kernel_exceeds_the_bound_and_the_slack_is_prin
       const testing::kernel_output out = testing::run_kernel(c.forward(), c.backward(), k);
       const std::string where = c.name + ", " + testing::name_of(k.sum) + " sum, rsqrt " +
                                 std::to_string(static_cast<int>(k.rsqrt)) + (k.mean_by_reciprocal ? ", ss*(1/N)" : "") +
-                                (k.gamma_first ? ", x*(r*g)" : "");
+                                (k.gamma_first ? ", x*(r*g)" : "") + (k.x_times_r_first ? ", (x*r)*(c/r)" : "");
       measure(tallies[{c.type, "y"}], out.y, f.y, f.y_bound, rows_mask(f.rows, width), where);
       measure(tallies[{c.type, "r"}], out.r, f.r, f.r_bound, rows_mask(f.rows, 1), where);
       measure(tallies[{c.type, "dx"}], out.dx, b.dx, b.dx_bound, rows_mask(b.rows, width), where);

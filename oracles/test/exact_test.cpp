@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "fp32_kernel.hpp"
 #include "normcheck/oracles/exact.hpp"
 #include "test_support.hpp"
 
@@ -236,6 +237,38 @@ TEST(exact, keeps_dgamma_in_the_domain_when_only_dy_holds_a_nan_elsewhere) {
     // column 1's contributions are finite and the rows' r have bounds
     EXPECT_TRUE(b.columns[1].in_domain());
     EXPECT_TRUE(std::isfinite(b.dgamma_bound[1]));
+  }
+}
+
+TEST(exact, bounds_dx_of_a_kernel_that_forms_x_times_r_first) {
+  // bf16 values near 2e12 next to fp32 subnormals, ε = 1000: x·r̂ of the subnormal x is far below
+  // fp32's smallest subnormal and rounds to 0, which (x·r̂)·(s/N·r̂²) carries as η·s/N·r̂², not
+  // as the x·ĉ product's η (value_fuzzer-2026-12-02-39093a51)
+  auto row_of_bits = [](std::vector<std::uint64_t> bits) {
+    std::vector<double> values;
+    for (std::uint64_t b : bits) values.push_back(decode(dtype::bf16, b));
+    return values;
+  };
+  const auto x = matrix_of(1, 8, dtype::bf16, row_of_bits({0x5400, 0x0052, 0x5254, 0x5400, 0x0052, 0x5254, 0x5400, 0x0052}));
+  const auto dy = matrix_of(1, 8, dtype::bf16, row_of_bits({0x0052, 0x5254, 0x5400, 0x0052, 0x5254, 0x5400, 0x0052, 0x5254}));
+  const auto gamma = vector_of(dtype::bf16, row_of_bits({0x5400, 0x0052, 0x5254, 0x5400, 0x0052, 0x5254, 0x5400, 0x0052}));
+  const forward_problem f{1, 8, 1000.0f, x.view, gamma.view, dtype::bf16};
+  const backward_problem p{1, 8, x.view, gamma.view, dy.view, 1000.0f, dtype::bf16, dtype::bf16};
+  for (const backward_result& b : {exact_backward(p), exact_backward_mp(p)}) {
+    ASSERT_TRUE(b.rows[0].in_domain());
+    for (testing::summation sum :
+         {testing::summation::sequential, testing::summation::sequential_fma, testing::summation::pairwise})
+      for (bool x_times_r_first : {false, true}) {
+        testing::kernel_flavour k;
+        k.sum = sum;
+        k.x_times_r_first = x_times_r_first;
+        const testing::kernel_output kernel = testing::run_kernel(f, p, k);
+        for (std::size_t j = 0; j < 8; ++j)
+          EXPECT_LE(std::fabs(kernel.dx[j] - b.dx[j]), b.dx_bound[j])
+              << "dx[" << j << "] with " << testing::name_of(sum) << " sum" << (x_times_r_first ? ", (x·r)·c/r" : "");
+      }
+    // the bound stays tight: within a few bf16 subnormal steps (2^-133) of the exact dx
+    for (std::size_t j = 0; j < 8; ++j) EXPECT_LE(b.dx_bound[j], 8 * 0x1p-133 + 0x1p-6 * std::fabs(b.dx[j]));
   }
 }
 

@@ -22,6 +22,7 @@ struct kernel_flavour {
   rsqrt_flavour rsqrt = rsqrt_flavour::one_over_sqrtf;
   bool mean_by_reciprocal = false;  ///< ss·(1/N) instead of ss/N
   bool gamma_first = false;         ///< x·(r·γ) instead of (x·r)·γ
+  bool x_times_r_first = false;     ///< dx's x·c as (x·r)·(s/N·r·r), as the shipped kernels form it
 };
 
 inline const char* name_of(summation s) {
@@ -94,12 +95,16 @@ inline kernel_output run_kernel(const forward_problem& f, const backward_problem
       const float y = k.gamma_first ? x[j] * (r * gamma[j]) : (x[j] * r) * gamma[j];
       out.y.push_back(round_to(f.y_type, y));
     }
-    // dx = r·u − x·c with u = dy·γ, c = (Σu·x)/N·r³
+    // dx = r·u − x·c with u = dy·γ, c = (Σu·x)/N·r³, or c/r = (Σu·x)/N·r² times x·r
     std::vector<float> u(width);
     for (std::size_t j = 0; j < width; ++j) u[j] = dy[j] * gamma[j];
     const float s = sum_of(u, x, k.sum, 0, width);
-    const float c = (k.mean_by_reciprocal ? s * (1.0f / count) : s / count) * r * r * r;
-    for (std::size_t j = 0; j < width; ++j) out.dx.push_back(round_to(b.dx_type, r * u[j] - x[j] * c));
+    const float c_over_r = (k.mean_by_reciprocal ? s * (1.0f / count) : s / count) * r * r;
+    const float c = c_over_r * r;
+    for (std::size_t j = 0; j < width; ++j) {
+      const float xc = k.x_times_r_first ? (x[j] * r) * c_over_r : x[j] * c;
+      out.dx.push_back(round_to(b.dx_type, r * u[j] - xc));
+    }
     // dgamma's per-row contributions dy·x·r
     for (std::size_t j = 0; j < width; ++j) contributions[static_cast<std::size_t>(i)][j] = (dy[j] * x[j]) * r;
   }
