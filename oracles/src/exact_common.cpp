@@ -159,13 +159,14 @@ void add_row_to_columns(const model::arithmetic& a, const model::forward_row& fo
   for (std::int64_t j = 0; j < n; ++j) {
     model::column_sums& sums = columns.sums[static_cast<std::size_t>(j)];
     if (!exact_term(exact_r, dy[j])) {
-      // a non-finite input or r: the IEEE product; when finite it is exactly 0 (r = 0 for a row
-      // holding ±Inf) and changes nothing
+      // a non-finite input or r: the IEEE product. When finite it is exactly 0: r = 0 (a row
+      // holding ±Inf, whose r̂ is 0 too) with dy and x finite. That 0 changes nothing unless dy·x
+      // could overflow the kernel's arithmetic: formed first, it gives Inf·0 = NaN, so the
+      // column has no bound
       const double t = dy[j] * x[j] * r;
-      if (!std::isfinite(t)) {
-        columns.special[static_cast<std::size_t>(j)] += t;
-        if (sums.reason == domain_reason::none) sums.reason = domain_reason::non_finite_input;
-      }
+      if (!std::isfinite(t)) columns.special[static_cast<std::size_t>(j)] += t;
+      if ((!std::isfinite(t) || std::fabs(dy[j] * x[j]) > a.big) && sums.reason == domain_reason::none)
+        sums.reason = domain_reason::non_finite_input;
       continue;
     }
     const double t_abs = std::fabs(dy[j] * x[j]) * r;

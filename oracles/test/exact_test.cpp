@@ -240,6 +240,28 @@ TEST(exact, keeps_dgamma_in_the_domain_when_only_dy_holds_a_nan_elsewhere) {
   }
 }
 
+TEST(exact, leaves_dgamma_unbounded_where_a_row_holding_inf_has_dy_times_x_past_fp32) {
+  // row 0 holds Inf, so r = 0 and its finite dy·x·r are 0 in double; a kernel that forms dy·x
+  // first gets Inf·0 = NaN where dy·x overflows fp32 (column 1, 2^140), 0 where it does not
+  // (column 2) (value_fuzzer-2026-12-02-6b4bddc7)
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto x = matrix_of(2, 3, dtype::bf16, {inf, 0x1p70, 1, 1, 2, 3});
+  const auto dy = matrix_of(2, 3, dtype::bf16, {1, 0x1p70, 1, 1, 1, 1});
+  const auto ones = vector_of(dtype::bf16, {1, 1, 1});
+  const forward_problem f{2, 3, 1e-6f, x.view, ones.view, dtype::bf16};
+  const backward_problem p{2, 3, x.view, ones.view, dy.view, 1e-6f, dtype::bf16, dtype::bf16};
+  const testing::kernel_output kernel = testing::run_kernel(f, p, {});
+  ASSERT_TRUE(std::isnan(kernel.dgamma[1]));
+  for (const backward_result& b : {exact_backward(p), exact_backward_mp(p)}) {
+    EXPECT_EQ(b.columns[0].reason, domain_reason::non_finite_input);
+    EXPECT_EQ(b.columns[1].reason, domain_reason::non_finite_input);
+    EXPECT_TRUE(std::isnan(b.dgamma_bound[1]));
+    // column 2: row 0 adds an exact 0 in any association, row 1 its bounded 3·r_1
+    ASSERT_TRUE(b.columns[2].in_domain());
+    EXPECT_LE(std::fabs(kernel.dgamma[2] - b.dgamma[2]), b.dgamma_bound[2]);
+  }
+}
+
 TEST(exact, bounds_dx_of_a_kernel_that_forms_x_times_r_first) {
   // bf16 values near 2e12 next to fp32 subnormals, ε = 1000: x·r̂ of the subnormal x is far below
   // fp32's smallest subnormal and rounds to 0, which (x·r̂)·(s/N·r̂²) carries as η·s/N·r̂², not
