@@ -468,13 +468,15 @@ std::vector<rule_break> contract_breaks(const call_spec& c, const arena& a) {
     dtype_rule(op(op_y).dtype == op(op_x).dtype, op_y, ".dtype");
   }
 
-  // the workspace (needed is 0 when the call cannot be planned: bad sizes or dtypes)
+  // the workspace (needed is 0 when the call cannot be planned: bad sizes or dtypes): every
+  // rule it breaks, since a kernel may check them in any order and name the first it meets
   if (c.backward) {
     const std::size_t need = c.workspace_needed;
+    // the pointer the call passes (a null one is not misaligned: it breaks the null rule)
+    const void* workspace = c.workspace_null ? nullptr : a.device(c.workspace_base);
     if (c.workspace_bytes < need) broke("workspace_bytes", {"workspace_bytes"});
-    else if (need > 0 && c.workspace_null) broke("workspace.null", {"workspace"});
-    else if (need > 0 && reinterpret_cast<std::uintptr_t>(a.device(c.workspace_base)) % 16 != 0)
-      broke("workspace.align", {"workspace"});
+    if (need > 0 && workspace == nullptr) broke("workspace.null", {"workspace"});
+    if (need > 0 && reinterpret_cast<std::uintptr_t>(workspace) % 16 != 0) broke("workspace.align", {"workspace"});
   }
   if (c.m < 0 || c.n < 1) return breaks;
 
@@ -521,11 +523,11 @@ std::vector<rule_break> contract_breaks(const call_spec& c, const arena& a) {
   auto name_of = [&](int k) { return k == workspace_k ? std::string("workspace") : std::string(op(k).name); };
   for (const span& s : spans) {
     if (!(s.k == workspace_k || c.writes(s.k))) continue;
+    // the output and every operand it overlaps: an error may name any of them
+    std::vector<std::string> names = {name_of(s.k)};
     for (const span& t : spans)
-      if (&s != &t && s.first < t.last && t.first < s.last) {
-        broke(name_of(s.k) + ".overlap", {name_of(s.k), name_of(t.k)});
-        break;
-      }
+      if (&s != &t && s.first < t.last && t.first < s.last) names.push_back(name_of(t.k));
+    if (names.size() > 1) broke(name_of(s.k) + ".overlap", std::move(names));
   }
   return breaks;
 }
