@@ -171,7 +171,10 @@ backward_plan plan_backward(const nc_backward_args& a) {
   return {choice, rt, grid, grid * rows};
 }
 
+// SIZE_MAX when the table would not fit in size_t: no workspace satisfies that call
 inline std::size_t partial_bytes(const backward_plan& plan, std::int64_t n) {
+  const std::size_t per_slot_limit = SIZE_MAX / sizeof(float) / std::size_t(std::max<std::int64_t>(plan.slots, 1));
+  if (std::size_t(n) > per_slot_limit) return SIZE_MAX;
   return std::size_t(plan.slots) * std::size_t(n) * sizeof(float);
 }
 

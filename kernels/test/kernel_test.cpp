@@ -392,6 +392,14 @@ TEST(contract, the_workspace_is_at_most_blocks_times_n) {
   EXPECT_GT(bytes, 0u);
 }
 
+TEST(contract, a_partial_table_past_size_max_asks_for_size_max) {
+  // no workspace can hold it, and the query must not wrap to a small size that one could
+  contract_case c;
+  c.b.m = 1 << 20;
+  c.b.n = std::int64_t(1) << 61;
+  EXPECT_EQ(plugin().workspace_size(c.b), SIZE_MAX);
+}
+
 }  // namespace
 }  // namespace nc::test
 
