@@ -193,7 +193,7 @@ call_spec realize(const contract_input& in) {
 // ---- arena ------------------------------------------------------------------------------
 
 arena::~arena() {
-  if (device_) kernel_.free(device_);
+  if (device_) kernel_.release(device_);
 }
 
 void arena::reserve(std::int64_t region) {

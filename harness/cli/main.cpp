@@ -187,6 +187,13 @@ int run_campaign(const std::string& command, const std::vector<const property*>&
       std::printf("\ndistribution of %s:\n%s", r.name.c_str(), format_distribution(r).c_str());
     std::fflush(stdout);
     report.properties.push_back(std::move(r));
+    // a device fault poisons the CUDA context: every later call would fail with it, so the
+    // properties after this one would only repeat this one's failure
+    if (report.properties.back().failed && i + 1 < selected.size() && !k.available()) {
+      std::printf("\nthe %s device is unusable after that failure: the %zu properties after it are not run\n",
+                  k.backend().c_str(), selected.size() - i - 1);
+      break;
+    }
   }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("\n%s", format_summary(report).c_str());

@@ -102,11 +102,18 @@ std::string shown(const rc::detail::Example& example) {
 }  // namespace
 
 std::int64_t planned_cases(const property& p, const campaign_options& options) {
-  if (options.cases > 0) return options.cases;
-  return std::max<std::int64_t>(1, std::llround(double(p.cases) * options.scale));
+  const std::int64_t wanted =
+      options.cases > 0 ? options.cases : std::max<std::int64_t>(1, std::llround(double(p.cases) * options.scale));
+  return p.max_cases > 0 ? std::min<std::int64_t>(wanted, p.max_cases) : wanted;
 }
 
 property_result run_property(const property& p, const kernel& k, const campaign_options& options) {
+  if (!p.device_only.empty() && !k.device_memory()) {
+    property_result skipped;
+    skipped.name = p.name;
+    skipped.skipped = "needs a backend with device memory: " + p.device_only;
+    return skipped;
+  }
   run_state s{p, k, options};
   s.planned = planned_cases(p, options);
 

@@ -91,6 +91,7 @@ std::string alignment_class(const norm_case& c) {
 std::string size_class(const norm_case& c) {
   const std::int64_t elements = c.m * c.n;
   if (c.m == 0) return "empty";
+  if (c.m >= 4096) return "tall";
   if (elements <= 64) return "tiny";
   if (elements <= 4096) return "small";
   return "large";

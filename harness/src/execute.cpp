@@ -104,6 +104,7 @@ outputs execute(const kernel& k, const norm_case& c, calls which) {
   a.dgamma.reopen();
   nc_backward_args b = a.backward_args();
   const std::size_t workspace_bytes = k.workspace_size(b);
+  out.workspace_bytes = workspace_bytes;
   guarded_scratch workspace(k, workspace_bytes);
   b.workspace = workspace.data();
   b.workspace_bytes = workspace_bytes;

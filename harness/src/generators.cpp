@@ -465,19 +465,25 @@ case_profile case_profile::non_finite() {
 rc::Gen<norm_case> gen_case(const case_profile& profile) {
   return rc::gen::exec([profile] {
     norm_case c;
-    // the size class: tiny, small, large (many elements), long rows
+    // the size class: tiny, small, large (many elements), long rows, tall batches
     const std::int64_t budgets[] = {profile.tiny_elements, profile.small_elements, profile.large_elements,
-                                    profile.large_elements};
+                                    profile.large_elements, profile.tall_elements};
     const std::size_t size_class = *gen_weighted_index(
-        {profile.tiny_percent, 100 - profile.tiny_percent - profile.large_percent - profile.long_percent,
-         profile.large_percent, profile.long_percent});
+        {profile.tiny_percent,
+         100 - profile.tiny_percent - profile.large_percent - profile.long_percent - profile.tall_percent,
+         profile.large_percent, profile.long_percent, profile.tall_percent});
     const std::int64_t budget = budgets[size_class];
     const auto [x_dtype, gamma_dtype] = dtype_pairs[*gen_weighted_index({1, 1, 1, 1, 1})];
     c.x_dtype = x_dtype, c.gamma_dtype = gamma_dtype;
-    const std::int64_t max_n = budget / std::max<std::int64_t>(1, profile.min_rows);
-    c.n = size_class == 3 ? *gen_long_columns(c.x_dtype, max_n) : *gen_columns(c.x_dtype, max_n);
-    const std::int64_t rows = *gen_rows(profile.empty_percent, profile.min_rows);
-    c.m = rows == 0 ? 0 : std::max(profile.min_rows, std::min(rows, budget / c.n));
+    if (size_class == 4) {
+      c.m = *gen_uniform(profile.tall_rows, 4 * profile.tall_rows, profile.tall_rows);
+      c.n = *gen_columns(c.x_dtype, std::max<std::int64_t>(1, budget / c.m));
+    } else {
+      const std::int64_t max_n = budget / std::max<std::int64_t>(1, profile.min_rows);
+      c.n = size_class == 3 ? *gen_long_columns(c.x_dtype, max_n) : *gen_columns(c.x_dtype, max_n);
+      const std::int64_t rows = *gen_rows(profile.empty_percent, profile.min_rows);
+      c.m = rows == 0 ? 0 : std::max(profile.min_rows, std::min(rows, budget / c.n));
+    }
 
     // layouts: a plan, the operand a one-operand plan perturbs, then a spec per operand
     const auto& plans = profile.layout_plans;

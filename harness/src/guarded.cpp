@@ -1,5 +1,6 @@
 #include "normcheck/harness/guarded.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -44,12 +45,17 @@ guarded_buffer::guarded_buffer(const kernel& k, std::string name, nc_dtype type,
       image_(std::size_t(2 * guard_bytes + slots * std::int64_t(size_of(type)))) {
   for (std::int64_t s : element_slots_) is_element_[std::size_t(s)] = true;
   const std::uint32_t filler = role == operand_role::input ? gap_nan(type) : poison_nan(type);
-  const std::int64_t size = std::int64_t(size_of(type));
-  for (std::int64_t b = 0; b < std::int64_t(image_.size()); b += size) std::memcpy(&image_[std::size_t(b)], &filler, std::size_t(size));
+  // one typed fill: operands of a far-row case span billions of slots
+  if (size_of(type) == 2) {
+    const std::uint16_t half = std::uint16_t(filler);
+    std::fill_n(reinterpret_cast<std::uint16_t*>(image_.data()), image_.size() / 2, half);
+  } else {
+    std::fill_n(reinterpret_cast<std::uint32_t*>(image_.data()), image_.size() / 4, filler);
+  }
   device_ = kernel_.alloc(image_.size());
 }
 
-guarded_buffer::~guarded_buffer() { kernel_.free(device_); }
+guarded_buffer::~guarded_buffer() { kernel_.release(device_); }
 
 void guarded_buffer::set_element(std::int64_t k, std::uint32_t bits) {
   const std::size_t size = size_of(type_);
@@ -133,7 +139,7 @@ guarded_scratch::guarded_scratch(const kernel& k, std::size_t bytes) : kernel_(k
   kernel_.upload(device_, image.data(), image.size());
 }
 
-guarded_scratch::~guarded_scratch() { kernel_.free(device_); }
+guarded_scratch::~guarded_scratch() { kernel_.release(device_); }
 
 std::optional<std::string> guarded_scratch::check(bool contents) {
   // [front guard | contents | back guard], each part downloaded only when it is checked

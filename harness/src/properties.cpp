@@ -195,10 +195,16 @@ std::vector<std::uint32_t> row_of(const std::vector<std::uint32_t>& v, std::int6
 
 // ---- differential ----
 
-rc::Gen<norm_case> differential_cases() {
-  return rc::gen::exec([] {
+/// tall_percent: the share of tall batches (generators.hpp) among the wide cases
+rc::Gen<norm_case> differential_cases(int tall_percent = 0) {
+  return rc::gen::exec([tall_percent] {
     // a quarter of the cases are the document's kind of inputs, where its table binds too
-    static const case_profile document = case_profile::document(), wide = case_profile::differential();
+    static const case_profile document = case_profile::document();
+    const case_profile wide = [&] {
+      case_profile p = case_profile::differential();
+      p.tall_percent = tall_percent;
+      return p;
+    }();
     const bool documented = *gen_weighted_index({1, 3}) == 0;
     norm_case c = *gen_case(documented ? document : wide);
     if (documented) c.parameters["fixed_table"] = "binding";
@@ -319,20 +325,23 @@ rc::Gen<norm_case> batch_cases() {
   });
 }
 
-// row i of c alone, at the same address modulo 16 bytes as in the batch
-norm_case alone(const norm_case& c, std::int64_t i) {
+// rows [first, first + count) of c, each at the same address modulo 16 bytes as in the batch
+norm_case rows_of(const norm_case& c, std::int64_t first, std::int64_t count) {
   norm_case s = c;
-  s.m = 1;
-  s.x = row_of(c.x, c.n, i);
-  s.dy = row_of(c.dy, c.n, i);
+  s.m = count;
+  s.x.assign(c.x.begin() + first * c.n, c.x.begin() + (first + count) * c.n);
+  s.dy.assign(c.dy.begin() + first * c.n, c.dy.begin() + (first + count) * c.n);
   s.dy2.clear();
   s.parameters.clear();
   const std::int64_t per_vector = vector_width(c.x_dtype);
   for (matrix_layout* l : {&s.layout.x, &s.layout.y, &s.layout.dy, &s.layout.dx})
-    l->offset = (l->offset + i * l->row_stride) % per_vector;
-  s.layout.r.offset = (s.layout.r.offset + i * s.layout.r.stride) % 4;
+    l->offset = (l->offset + first * l->row_stride) % per_vector;
+  s.layout.r.offset = (s.layout.r.offset + first * s.layout.r.stride) % 4;
   return s;
 }
+
+// row i of c alone
+norm_case alone(const norm_case& c, std::int64_t i) { return rows_of(c, i, 1); }
 
 void check_batch_invariance(const kernel& k, const norm_case& c, observation& o) {
   const std::int64_t i = std::stoll(parameter(c, "row"));
@@ -627,6 +636,100 @@ void check_isolation(const kernel& k, const norm_case& c, observation& o) {
   v.finish(o, "rows without NaN/Inf must give the bits of a run whose non-finite rows are made finite");
 }
 
+// ---- a batch taller than the grid ----
+// On a GPU the backward grid is persistent: a few thousand row slots, each looping over the
+// rows S apart. Here the rows outnumber the slots on the block paths (N of 520–1900), and the
+// batch must give the bits of pieces short enough that no slot loops; a block reduction
+// whose shared totals a looping warp overwrites too early breaks it. Millions of elements a
+// case: a device backend only (simt's grid of 16 blocks already loops in every property).
+
+rc::Gen<norm_case> tall_wide_cases() {
+  return rc::gen::noShrink(rc::gen::exec([] {
+    static const case_profile profile = case_profile::differential();
+    norm_case c;
+    const nc_dtype types[] = {NC_F32, NC_F16, NC_BF16};
+    c.x_dtype = types[*gen_weighted_index({1, 1, 1})];
+    c.gamma_dtype = *gen_weighted_index({1, 1}) == 0 ? c.x_dtype : NC_F32;
+    // N past the warp paths; two thirds whole vectors (the vector block paths), the rest
+    // ragged (the strided ones), as is every case whose x is one element off 16 bytes
+    const std::int64_t w = vector_width(c.x_dtype);
+    c.n = *gen_uniform(520, 1900, 520);
+    if (*gen_weighted_index({2, 1}) == 0) c.n = c.n / w * w;
+    c.m = std::min(*gen_uniform(2200, 4400, 2200), (std::int64_t(1) << 22) / c.n);
+    c.layout = contiguous_layouts(c.n);
+    if (*gen_weighted_index({3, 1}) == 1) c.layout.x.offset = 1;
+    c.epsilon = 1e-6f;
+    c.x = *gen_values(c.x_dtype, c.m, c.n, profile.x);
+    c.dy = *gen_values(c.x_dtype, c.m, c.n, profile.dy);
+    c.gamma = *gen_values(c.gamma_dtype, 1, c.n, profile.gamma);
+    return c;
+  }));
+}
+
+void check_tall_batch(const kernel& k, const norm_case& c, observation& o) {
+  const outputs batch = execute(k, c, calls::forward_and_backward);
+  tag_case(o, c), tag_paths(o, batch);
+  // the backward's row slots: its partial table is slots × N fp32
+  const std::int64_t slots = std::int64_t(batch.workspace_bytes / sizeof(float)) / c.n;
+  o.tag("backward slots", c.m > slots ? "loop" : "one row each");
+  verdicts v;
+  if (slots < 1) v.fail("the backward asked for no partial table");
+  for (std::int64_t first = 0; slots >= 1 && first < c.m; first += slots) {
+    const std::int64_t count = std::min(slots, c.m - first);
+    const norm_case piece = rows_of(c, first, count);
+    const outputs p = execute(k, piece, calls::forward_and_backward);
+    const auto rows = [&](const std::vector<std::uint32_t>& v, std::int64_t width) {
+      return std::vector<std::uint32_t>(v.begin() + first * width, v.begin() + (first + count) * width);
+    };
+    v.same_bits("y", c.x_dtype, rows(batch.y, c.n), p.y, c.n);
+    v.same_bits("r", NC_F32, rows(batch.r, 1), p.r, 1);
+    v.same_bits("dx", c.x_dtype, rows(batch.dx, c.n), p.dx, c.n);
+    if (p.forward_path != batch.forward_path || p.backward_path != batch.backward_path)
+      v.fail("rows " + std::to_string(first) + "+ alone took another path (" + p.forward_path + "/" +
+             p.backward_path + ")");
+  }
+  v.finish(o, "a batch of " + std::to_string(c.m) + " rows on " + std::to_string(slots) +
+                  " backward slots must give the bits of its pieces of at most that many rows");
+}
+
+// ---- rows past element 2^31 ----
+// x's row stride is 2^32 + p, p >= N a whole number of vectors: row i starts at element
+// i·(2^32 + p), where an offset computed in 32 bits wraps to i·p, into row 0's padding, and
+// reads its gap NaNs (a wrong value, not a fault). An fp16/bf16 x of 8.6 GB: only a device
+// backend is asked to hold it.
+
+rc::Gen<norm_case> far_row_cases() {
+  // no shrinking: a case is already two or three short rows, and each run moves gigabytes
+  return rc::gen::noShrink(rc::gen::exec([] {
+    static const case_profile profile = case_profile::differential();
+    norm_case c;
+    c.x_dtype = *gen_weighted_index({1, 1}) == 0 ? NC_F16 : NC_BF16;
+    c.gamma_dtype = *gen_weighted_index({1, 1}) == 0 ? c.x_dtype : NC_F32;
+    c.n = *gen_columns(c.x_dtype, 96);
+    c.m = *gen_uniform(2, 3, 2);
+    c.layout = contiguous_layouts(c.n);
+    const std::int64_t w = vector_width(c.x_dtype);
+    c.layout.x.row_stride = (std::int64_t(1) << 32) + (c.n + w - 1) / w * w;
+    c.x = *gen_values(c.x_dtype, c.m, c.n, profile.x);
+    c.dy = *gen_values(c.x_dtype, c.m, c.n, profile.dy);
+    c.gamma = *gen_values(c.gamma_dtype, 1, c.n, profile.gamma);
+    return c;
+  }));
+}
+
+void check_far_rows(const kernel& k, const norm_case& c, observation& o) {
+  const outputs out = execute(k, c, calls::forward_and_backward);
+  tag_case(o, c), tag_paths(o, out);
+  const auto forward = exact_forward_of(c);
+  const auto backward = exact_backward_of(c, c.dy);
+  verdicts v;
+  v.oracle_matrix("y", c.x_dtype, out.y, c.m, c.n, forward.y, forward.y_bound, forward.rows);
+  v.oracle_vector("r", NC_F32, out.r, forward.r, forward.r_bound, forward.rows, false);
+  v.oracle_matrix("dx", c.x_dtype, out.dx, c.m, c.n, backward.dx, backward.dx_bound, backward.rows);
+  v.oracle_vector("dgamma", c.gamma_dtype, out.dgamma, backward.dgamma, backward.dgamma_bound, backward.columns, true);
+  v.finish(o, "rows of x past element 2^32 must give y, r, dx and dgamma that match the exact oracle");
+}
+
 }  // namespace
 
 // the contract property lives in contract.cpp
@@ -661,11 +764,15 @@ const std::vector<property>& all_properties() {
         {"y_and_r_match_the_exact_oracle", {"forward"}, 4500, differential_cases(), check_forward_differential,
          join({every_dtype, every_alignment, every_size, forward_paths,
                {{"size", "empty", 0.005}, {"domain", "every row in", 0.5}}})},
-        {"dx_matches_the_exact_oracle", {"backward"}, 3750, differential_cases(), check_dx_differential,
-         join({every_dtype, every_alignment, every_size, backward_paths, {{"domain", "every row in", 0.5}}})},
-        {"dgamma_matches_the_exact_oracle", {"gamma"}, 3000, differential_cases(), check_dgamma_differential,
+        // tall batches: the backward grid's slots each take several rows (dgamma's partial sums,
+        // the row loops); 4% of the wide cases
+        {"dx_matches_the_exact_oracle", {"backward"}, 3750, differential_cases(4), check_dx_differential,
+         join({every_dtype, every_alignment, every_size, backward_paths,
+               {{"domain", "every row in", 0.5}, {"size", "tall", 0.01}}})},
+        {"dgamma_matches_the_exact_oracle", {"gamma"}, 3000, differential_cases(4), check_dgamma_differential,
          join({every_dtype, every_size, backward_paths,
-               {{"rows", "0", 0.005}, {"rows", "1", 0.05}, {"rows", "2-16", 0.1}, {"rows", "17+", 0.2}}})},
+               {{"rows", "0", 0.005}, {"rows", "1", 0.05}, {"rows", "2-16", 0.1}, {"rows", "17+", 0.2},
+                {"size", "tall", 0.01}}})},
         {"scaling_x_by_2_to_the_k_keeps_y_and_scales_dx", {"forward", "backward"}, 2250, scaling_cases(),
          check_scaling, join({every_dtype, {{"k", "positive", 0.3}, {"k", "negative", 0.3}}})},
         {"a_row_gives_the_same_bits_alone_as_in_its_batch", {"forward", "backward"}, 2250, batch_cases(),
@@ -685,6 +792,12 @@ const std::vector<property>& all_properties() {
         {"a_non_finite_row_leaves_every_other_row_unchanged", {"forward", "backward"}, 2250, isolation_cases(),
          check_isolation, join({every_dtype, {{"non-finite rows", "one", 0.2}, {"non-finite rows", "several", 0.1}}})},
         contract_property(),
+        {"a_batch_taller_than_the_grid_gives_its_pieces_bits", {"forward", "backward"}, 9,
+         tall_wide_cases(), check_tall_batch, {{"backward slots", "loop", 0.6}},
+         "up to 4M elements a case; the simt grid of 16 blocks already loops in every other property", 9},
+        {"rows_past_element_2_to_the_31_match_the_exact_oracle", {"forward", "backward", "gamma"}, 3,
+         far_row_cases(), check_far_rows, {},
+         "an 8.6 GB x (row stride 2^32 + N), beyond the host memory the simt backend is given", 2},
     };
     return list;
   }();

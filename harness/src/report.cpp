@@ -23,6 +23,7 @@ bool campaign_report::passed() const {
 namespace {
 
 std::string verdict(const property_result& r) {
+  if (!r.skipped.empty()) return "skipped";
   if (r.failed) return "FAIL";
   if (r.distribution_short) return "FAIL (distribution)";
   return "pass";
@@ -75,7 +76,8 @@ std::string format_summary(const campaign_report& report) {
   for (const property_result& r : report.properties)
     out << std::left << std::setw(56) << r.name << std::right << std::setw(8) << r.cases << std::setw(14)
         << std::setprecision(3) << r.max_error_in_bounds << std::setw(13) << r.fixed_table_misses << std::setw(9)
-        << std::fixed << std::setprecision(1) << r.seconds << std::defaultfloat << "  " << verdict(r) << "\n";
+        << std::fixed << std::setprecision(1) << r.seconds << std::defaultfloat << "  " << verdict(r)
+        << (r.skipped.empty() ? "" : " (" + r.skipped + ")") << "\n";
   const double rate = report.seconds > 0 ? double(report.cases()) / report.seconds : 0.0;
   out << report.cases() << " cases in " << std::fixed << std::setprecision(1) << report.seconds << " s: "
       << std::setprecision(1) << rate << " cases/s; " << (report.passed() ? "every property passed" : "FAILED")
@@ -121,6 +123,7 @@ std::string to_json(const campaign_report& report) {
         << ", \"cases\": " << r.cases << ", \"planned\": " << r.planned << ", \"seconds\": " << json_number(r.seconds)
         << ", \"max_error_in_bounds\": " << json_number(r.max_error_in_bounds)
         << ", \"fixed_table_misses\": " << r.fixed_table_misses;
+    if (!r.skipped.empty()) out << ", \"skipped\": " << json_string(r.skipped);
     if (r.failed)
       out << ", \"cases_to_failure\": " << r.cases + 1 << ", \"seconds_to_failure\": " << json_number(r.seconds)
           << ", \"error\": " << (raised_by_kernel(report, r) ? "true" : "false")

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "normcheck/harness/campaign.hpp"
 #include "normcheck/harness/case_file.hpp"
 #include "normcheck/harness/execute.hpp"
 #include "normcheck/harness/failure.hpp"
@@ -48,14 +49,34 @@ TEST(case_file, a_malformed_file_is_rejected_naming_the_line) {
 }
 
 TEST(registry, every_property_is_registered_with_ctest_and_named_once) {
-  std::set<std::string> cmake, registry;
-  std::stringstream names(NORMCHECK_REGISTERED_PROPERTIES);
-  for (std::string name; std::getline(names, name, ',');) cmake.insert(name);
+  const auto listed = [](const char* text) {
+    std::set<std::string> out;
+    std::stringstream names(text);
+    for (std::string name; std::getline(names, name, ',');) out.insert(name);
+    return out;
+  };
+  std::set<std::string> everywhere, device_only;
   for (const property& p : all_properties()) {
-    EXPECT_TRUE(registry.insert(p.name).second) << p.name << " twice";
+    EXPECT_TRUE((p.device_only.empty() ? everywhere : device_only).insert(p.name).second) << p.name << " twice";
     EXPECT_GT(p.cases, 0) << p.name;
   }
-  EXPECT_EQ(cmake, registry) << "harness/test/CMakeLists.txt NORMCHECK_PROPERTIES and the registry differ";
+  EXPECT_EQ(listed(NORMCHECK_REGISTERED_PROPERTIES), everywhere)
+      << "harness/test/CMakeLists.txt NORMCHECK_PROPERTIES and the registry differ";
+  EXPECT_EQ(listed(NORMCHECK_DEVICE_PROPERTIES), device_only)
+      << "harness/test/CMakeLists.txt NORMCHECK_DEVICE_PROPERTIES and the registry's device-only properties differ";
+}
+
+TEST(campaign, a_device_only_property_is_skipped_on_simt_saying_why) {
+  const nc::kernel k = nc::kernel::shipped("simt");
+  const property* p = find_property("rows_past_element_2_to_the_31_match_the_exact_oracle");
+  ASSERT_NE(p, nullptr);
+  campaign_options options;
+  options.cases = 50;
+  const property_result r = run_property(*p, k, options);
+  EXPECT_FALSE(r.failed);
+  EXPECT_EQ(r.cases, 0);
+  EXPECT_NE(r.skipped.find("device memory"), std::string::npos) << r.skipped;
+  EXPECT_EQ(planned_cases(*p, options), 2) << "its cases move gigabytes: --cases cannot raise them";
 }
 
 TEST(generators, column_shrinks_keep_the_residue_modulo_8_and_go_down) {

@@ -27,6 +27,7 @@ class property_test : public ::testing::Test {
 
   void TestBody() override {
     const property_result r = run_property(p_, *kernel_under_test, options);
+    if (!r.skipped.empty()) GTEST_SKIP() << p_.name << ": " << r.skipped;
     std::cout << p_.name << ": " << r.cases << " of " << r.planned << " cases passed in " << r.seconds << " s ("
               << (r.seconds > 0 ? double(r.cases) / r.seconds : 0.0) << " cases/s), max error " << r.max_error_in_bounds
               << " bounds, " << r.fixed_table_misses << " elements outside the fixed table where it only reports\n"

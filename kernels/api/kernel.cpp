@@ -74,6 +74,7 @@ void* kernel::alloc(std::size_t bytes) const {
   return p;
 }
 void kernel::free(void* p) const { check(table_->free(p), "free"); }
+void kernel::release(void* p) const noexcept { (void)table_->free(p); }
 void kernel::upload(void* d, const void* h, std::size_t n) const { check(table_->copy(d, h, n, NC_HOST_TO_DEVICE), "upload"); }
 void kernel::download(void* h, const void* d, std::size_t n) const { check(table_->copy(h, d, n, NC_DEVICE_TO_HOST), "download"); }
 void kernel::copy_on_device(void* d, const void* s, std::size_t n) const {

@@ -48,7 +48,7 @@ class buffer {
     device_ = plugin().alloc(host_.size());
     push();
   }
-  ~buffer() { plugin().free(device_); }
+  ~buffer() { plugin().release(device_); }
   buffer(const buffer&) = delete;
   buffer& operator=(const buffer&) = delete;
 

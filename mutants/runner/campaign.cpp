@@ -72,6 +72,8 @@ suite_result parse_suite(const json::value& doc) {
   const json::value& props = member(doc, "properties", "suite result");
   if (!props.is_array()) throw std::runtime_error("suite result: field 'properties' must be an array");
   for (const json::value& p : props.as_array()) {
+    // a property the backend cannot run (it needs device memory) neither covers nor kills
+    if (!p.get_string("skipped").empty()) continue;
     property_result x;
     x.name = string_field(p, "name", "suite result property");
     x.kind = p.get_string("kind");
@@ -140,6 +142,26 @@ void judge(reports::mutant& d, const std::vector<run>& runs) {
   std::string first_reason;
   for (const run& r : runs) {
     if (!r.suite) continue;
+    if (!r.sanitizer.empty() && r.process.exit_code == sanitizer_exit_code && !r.process.timed_out) {
+      // compute-sanitizer found a hazard: a kill by a tool, not by a compared value
+      long cases = 0;
+      for (const property_result& p : r.suite->properties) cases += p.cases;
+      std::string hazard = "compute-sanitizer " + r.sanitizer + " reported a hazard";
+      std::istringstream log(r.log_tail);
+      for (std::string line; std::getline(log, line);)
+        if (line.find("hazard") != std::string::npos || line.find("SUMMARY") != std::string::npos) {
+          hazard = line.substr(line.find_first_not_of("= "));
+          break;
+        }
+      if (!d.cases_to_kill) {
+        d.cases_to_kill = cases;
+        d.seconds_to_kill = r.process.seconds;
+        first_reason = "killed by " + std::string(racecheck_test) + " (a tool) on the suite's " +
+                       std::to_string(cases) + " cases: " + hazard + "\n" + r.log_tail;
+      }
+      if (killers.insert(racecheck_test).second)
+        d.kills.push_back({racecheck_test, "sanitizer", true, cases, r.process.seconds, "", hazard});
+    }
     long cases_before = 0;
     double seconds_before = 0;
     bool timing_known = true;

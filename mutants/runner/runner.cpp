@@ -15,6 +15,8 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 #include "campaign.hpp"
 #include "mutants.hpp"
 #include "normcheck/kernel.hpp"
@@ -48,6 +50,9 @@ const char* usage_text =
     "  --timeout-factor F         a mutant's timeout is F x the baseline's time + 30 s (default 5)\n"
     "  --timeout S                a fixed timeout per run instead\n"
     "  --run-gpu-only             also run the mutants that need a GPU on simt\n"
+    "  --sanitizer PATH|none      cuda: compute-sanitizer for the racecheck pass (default: found on\n"
+    "                             PATH or in /usr/local/cuda/bin); a survivor runs the suite again\n"
+    "                             under racecheck, 2 cases a property, after a clean baseline there\n"
     "  --normcheck PATH           the normcheck CLI (default: this program or the one beside it)\n"
     "  --plugins DIR              plugins and lib/normcheck_mutants.json (default ../lib)\n"
     "  --list                     list the catalog and exit\n";
@@ -64,6 +69,7 @@ struct options {
   double timeout_factor = 5;
   double timeout = 0;
   bool run_gpu_only = false;
+  std::string sanitizer = "auto";
   bool list = false;
   fs::path cli, plugins;
 };
@@ -107,6 +113,7 @@ options parse(int argc, char** argv) {
     else if (a == "--timeout-factor") o.timeout_factor = number(a, next());
     else if (a == "--timeout") o.timeout = number(a, next());
     else if (a == "--run-gpu-only") o.run_gpu_only = true;
+    else if (a == "--sanitizer") o.sanitizer = next();
     else if (a == "--normcheck") o.cli = next();
     else if (a == "--plugins") o.plugins = next();
     else if (a == "--list") o.list = true;
@@ -129,6 +136,19 @@ std::string fixed(double v, int digits = 1) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
   return buf;
+}
+
+// compute-sanitizer on PATH, else the CUDA toolkit's; "" when neither is there
+std::string find_sanitizer() {
+  std::vector<fs::path> places;
+  if (const char* path = std::getenv("PATH"))
+    for (const std::string& dir : split(path, ':')) places.push_back(fs::path(dir) / "compute-sanitizer");
+  places.push_back("/usr/local/cuda/bin/compute-sanitizer");
+  for (const fs::path& p : places) {
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec) && access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  return "";
 }
 
 bool device_present(const fs::path& plugin) {
@@ -161,15 +181,22 @@ class campaign_runner {
   fs::path plugins_, cli_;
   reports::campaign c_;
   std::vector<std::vector<mutants::run>> runs_;  // per mutant, the runs done
+  std::string sanitizer_;                        // compute-sanitizer, "" when there is no racecheck pass
+  double racecheck_baseline_seconds_ = 0;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 
   bool simt() const { return backend_ == "simt"; }
   std::string schedule_name(std::size_t i) const { return simt() ? o_.schedules[i] : ""; }
+  // the runs a mutant may get: one per simt schedule; on cuda the plain run, then the
+  // racecheck pass when a compute-sanitizer is there
+  std::size_t passes() const { return simt() ? o_.schedules.size() : sanitizer_.empty() ? 1 : 2; }
+  bool racecheck_pass(std::size_t pass) const { return !simt() && pass == 1; }
 
   job start(std::size_t mutant, std::size_t schedule, const fs::path& plugin, const fs::path& dir, double timeout) {
     fs::create_directories(dir);
     job j{mutant, schedule, fs::absolute(dir), {}, nullptr, timeout};
-    const std::string tag = simt() ? "schedule-" + o_.schedules[schedule] : "run";
+    const bool racecheck = racecheck_pass(schedule);
+    const std::string tag = simt() ? "schedule-" + o_.schedules[schedule] : racecheck ? "racecheck" : "run";
     j.json = j.dir / (tag + ".json");
     std::error_code ec;
     fs::remove(j.json, ec);
@@ -177,7 +204,14 @@ class campaign_runner {
     std::vector<std::string> argv{cli_.string(), "check",    "all",   "--kernel", fs::absolute(plugin).string(),
                                   "--seed",      c_.seed,    "--case-dir", (j.dir / "cases").string(),
                                   "--json",      j.json.string()};
-    if (o_.cases > 0) argv.insert(argv.end(), {"--cases", std::to_string(o_.cases)});
+    if (racecheck) {
+      // racecheck sees a shared-memory hazard whether or not the timing let it corrupt a value
+      argv.insert(argv.begin(), {sanitizer_, "--tool", "racecheck", "--error-exitcode",
+                                 std::to_string(sanitizer_exit_code), "--print-limit", "4"});
+      argv.insert(argv.end(), {"--cases", "2"});
+    } else if (o_.cases > 0) {
+      argv.insert(argv.end(), {"--cases", std::to_string(o_.cases)});
+    }
     std::vector<std::pair<std::string, std::string>> env;
     if (simt()) env.emplace_back("NORMCHECK_SIMT_SCHEDULE", o_.schedules[schedule]);
     j.process = std::make_unique<child>(argv, env, j.dir, j.dir / (tag + ".log"), timeout);
@@ -187,6 +221,7 @@ class campaign_runner {
   mutants::run finish(job& j) {
     mutants::run r;
     r.schedule = schedule_name(j.schedule);
+    if (racecheck_pass(j.schedule)) r.sanitizer = "racecheck";
     r.process = j.process->result();
     r.timeout_seconds = j.timeout;
     r.log_tail = tail_of(j.json.parent_path() / (j.json.stem().string() + ".log"));
@@ -225,11 +260,13 @@ int campaign_runner::baseline() {
     std::fprintf(stderr, "normcheck mutants: the shipped plugin %s is missing (is the build done?)\n", plugin.c_str());
     return exit_setup;
   }
-  for (std::size_t s = 0; s < (simt() ? o_.schedules.size() : 1); ++s) {
+  for (std::size_t s = 0; s < passes(); ++s) {
     job j = start(SIZE_MAX, s, plugin, o_.out / "baseline", o_.timeout > 0 ? o_.timeout : 3600);
     j.process->wait();
     mutants::run r = finish(j);
-    const std::string where = r.schedule.empty() ? "" : " (simt schedule " + r.schedule + ")";
+    const std::string where = !r.sanitizer.empty() ? " (under compute-sanitizer " + r.sanitizer + ")"
+                              : r.schedule.empty() ? ""
+                                                   : " (simt schedule " + r.schedule + ")";
     if (!r.suite || r.process.signal != 0 || r.process.timed_out) {
       std::fprintf(stderr,
                    "normcheck mutants: the baseline run%s did not produce a suite result (exit %d, signal %d%s): %s\n"
@@ -249,8 +286,20 @@ int campaign_runner::baseline() {
         if (p.failed)
           std::fprintf(stderr, "  %s (%s): %s\n    %s\n", p.name.c_str(), p.kind.c_str(), p.message.c_str(),
                        p.counterexample.c_str());
-      if (!r.suite->any_failed()) std::fprintf(stderr, "  (no property failed, but it exited %d)\n", r.process.exit_code);
+      if (!r.suite->any_failed()) {
+        if (!r.sanitizer.empty() && r.process.exit_code == sanitizer_exit_code)
+          std::fprintf(stderr, "  compute-sanitizer %s reported hazards in the shipped kernel:\n%s\n",
+                       r.sanitizer.c_str(), r.log_tail.c_str());
+        else
+          std::fprintf(stderr, "  (no property failed, but it exited %d)\n", r.process.exit_code);
+      }
       return exit_baseline;
+    }
+    if (racecheck_pass(s)) {
+      racecheck_baseline_seconds_ = r.process.seconds;
+      std::printf("baseline%s clean: %.1f s\n", where.c_str(), r.process.seconds);
+      std::fflush(stdout);
+      continue;
     }
     c_.baseline_seconds = std::max(c_.baseline_seconds, r.process.seconds);
     if (c_.properties.empty())
@@ -261,6 +310,8 @@ int campaign_runner::baseline() {
                 cases, r.process.seconds);
     std::fflush(stdout);
   }
+  // the racecheck pass is a test of the report too: the mutants it kills name it
+  if (!sanitizer_.empty()) c_.properties.push_back({racecheck_test, "sanitizer"});
   return exit_ok;
 }
 
@@ -284,7 +335,11 @@ void campaign_runner::print_mutant(std::size_t i) const {
 
 void campaign_runner::mutants() {
   const double timeout = o_.timeout > 0 ? o_.timeout : o_.timeout_factor * c_.baseline_seconds + 30;
+  const double racecheck_timeout = o_.timeout > 0 ? o_.timeout : o_.timeout_factor * racecheck_baseline_seconds_ + 30;
   std::printf("mutants: %zu, timeout %.0f s each run, %d at a time\n", c_.mutants.size(), timeout, o_.jobs);
+  if (!sanitizer_.empty())
+    std::printf("a survivor runs again under %s --tool racecheck (timeout %.0f s)\n", sanitizer_.c_str(),
+                racecheck_timeout);
   std::fflush(stdout);
   runs_.assign(c_.mutants.size(), {});
   std::deque<std::size_t> queue;
@@ -321,7 +376,7 @@ void campaign_runner::mutants() {
       }
       const std::size_t s = runs_[i].size();
       active.push_back(start(i, s, mutant_plugin(plugins_, c_.mutants[i].id, backend_),
-                             o_.out / "mutants" / c_.mutants[i].id, timeout));
+                             o_.out / "mutants" / c_.mutants[i].id, racecheck_pass(s) ? racecheck_timeout : timeout));
     }
     bool progressed = false;
     for (std::size_t k = 0; k < active.size();) {
@@ -336,8 +391,8 @@ void campaign_runner::mutants() {
       runs_[i].push_back(finish(j));
       reports::mutant& d = c_.mutants[i];
       judge(d, runs_[i]);
-      // a survivor runs again under the next schedule; a verdict ends it
-      if (d.result == status::survived && simt() && runs_[i].size() < o_.schedules.size()) {
+      // a survivor runs again under the next schedule (cuda: under racecheck); a verdict ends it
+      if (d.result == status::survived && runs_[i].size() < passes()) {
         queue.push_front(i);
         continue;
       }
@@ -367,6 +422,11 @@ int campaign_runner::run() {
     return exit_setup;
   }
   if (o_.seed.empty()) o_.seed = std::to_string(std::random_device{}() % 1000000000u);
+  if (!simt() && o_.sanitizer != "none") {
+    sanitizer_ = o_.sanitizer == "auto" ? find_sanitizer() : o_.sanitizer;
+    if (sanitizer_.empty())
+      std::printf("normcheck mutants: no compute-sanitizer on PATH or in /usr/local/cuda/bin: no racecheck pass\n");
+  }
   c_.backend = backend_;
   c_.seed = o_.seed;
   c_.cases = o_.cases;

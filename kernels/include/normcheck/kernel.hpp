@@ -58,6 +58,10 @@ class kernel {
   /// Plugin memory.
   void* alloc(std::size_t bytes) const;
   void free(void* p) const;
+  /// free for destructors: never throws. After a device fault (a CUDA context a kernel
+  /// poisoned) every free fails; the memory goes with the process, and the fault itself
+  /// was already reported by the call that met it
+  void release(void* p) const noexcept;
   void upload(void* device, const void* host, std::size_t bytes) const;
   void download(void* host, const void* device, std::size_t bytes) const;
   void copy_on_device(void* dst, const void* src, std::size_t bytes) const;

@@ -56,6 +56,7 @@ struct property_result {
   std::string reproduce;          ///< RC_PARAMS="…" that replays the shrunk case
   std::string case_file;          ///< the case file written for it
   std::int64_t shrinks = 0;
+  std::string skipped;            ///< why the property did not run on this kernel (empty: it ran)
 
   bool passed() const { return !failed && !distribution_short; }
 };

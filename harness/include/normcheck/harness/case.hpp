@@ -83,7 +83,7 @@ std::string dtype_class(const norm_case& c);
 /// vector width), "misaligned" (an offset or a row stride off 16 bytes), "column strided"
 /// (a col stride > 1), "column major" (a matrix stored by columns)
 std::string alignment_class(const norm_case& c);
-/// "empty" (M = 0), "tiny" (≤ 64 elements), "small" (≤ 4096), "large"
+/// "empty" (M = 0), "tall" (M ≥ 4096), "tiny" (≤ 64 elements), "small" (≤ 4096), "large"
 std::string size_class(const norm_case& c);
 
 /// a one-line summary: shape, dtypes, ε, layouts that are not contiguous

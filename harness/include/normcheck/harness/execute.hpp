@@ -19,6 +19,8 @@ namespace nc::harness {
 struct outputs {
   std::vector<std::uint32_t> y, r, dx, dgamma;
   std::string forward_path, backward_path;
+  /// the workspace the backward asked for (0 when only the forward ran)
+  std::size_t workspace_bytes = 0;
 };
 
 enum class calls { forward, forward_and_backward };

@@ -7,7 +7,8 @@
 // H200's 132 SMs ± 1, the simt grid's 16 blocks / 64 warps ± 1, ... or uniformly; M·N stays
 // within the profile's element budget (most cases 4096, some 64, a few 66,000: the simt
 // backend emulates every GPU thread); a long-row class puts N past 4096, where the kernel's
-// long-row paths are. RapidCheck's size parameter is not used (its max_size
+// long-row paths are; a tall class (where a profile asks for it) draws 4096–16384 rows of a
+// few columns, more rows than the cuda backward grid has slots. RapidCheck's size parameter is not used (its max_size
 // stays at 100, see upstream issue #289): the profile sets the scale.
 // Layouts. A layout plan per case (all contiguous; aligned but row-padded; one operand
 // perturbed; every operand perturbed), then per operand: element offset 1–15 (breaking the
@@ -73,6 +74,12 @@ struct case_profile {
   int large_percent = 8;               ///< share of the large size class
   int long_percent = 8;                ///< share of long rows (N > 4096, within large_elements)
   int empty_percent = 2;               ///< share of M = 0
+  /// share of tall batches: M in [tall_rows, 4·tall_rows], N within tall_elements. More rows
+  /// than a GPU's persistent backward grid has row slots (H200: thousands), so slots handle
+  /// several rows and the grid's row loops run
+  int tall_percent = 0;
+  std::int64_t tall_rows = 4096;
+  std::int64_t tall_elements = std::int64_t(1) << 16;
   std::int64_t min_rows = 0;           ///< M is at least this (when it is not 0)
   /// weights of the layout plans: all contiguous, aligned but row-padded, one operand
   /// perturbed, every operand perturbed

@@ -43,6 +43,11 @@ struct property {
   /// checks one case; throws property_failure when the kernel breaks the claim
   std::function<void(const kernel&, const norm_case&, observation&)> check;
   std::vector<intended_share> intended;
+  /// non-empty: the property needs a backend with device memory (its cases are too big for
+  /// the simt backend's host memory) and is skipped elsewhere; says why
+  std::string device_only;
+  /// when > 0, no run takes more cases than this (cases that each take seconds)
+  int max_cases = 0;
 };
 
 /// every property, in the order a campaign runs them
