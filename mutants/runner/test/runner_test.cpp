@@ -101,6 +101,38 @@ TEST(judge, a_second_schedule_that_kills_makes_it_killed) {
   EXPECT_NE(d.reason.find("schedule 2"), std::string::npos);
 }
 
+TEST(judge, a_racecheck_hazard_after_a_clean_run_kills_but_not_strictly) {
+  reports::mutant d;
+  const char* clean = R"({"properties": [{"name": "a", "kind": "differential", "cases": 5, "failed": false}]})";
+  run sanitized = run_of(clean, sanitizer_exit_code);
+  sanitized.sanitizer = "racecheck";
+  sanitized.log_tail = "========= Error: Race reported between Read access at row_sum\n"
+                       "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n";
+  judge(d, {run_of(clean, 0), sanitized});
+  EXPECT_EQ(d.result, status::killed);
+  ASSERT_EQ(d.kills.size(), 1u);
+  EXPECT_EQ(d.kills[0].property, racecheck_test);
+  EXPECT_FALSE(d.strict_kill());
+  EXPECT_NE(d.reason.find("1 hazard"), std::string::npos) << d.reason;
+}
+
+TEST(judge, a_clean_racecheck_pass_leaves_a_survivor) {
+  reports::mutant d;
+  const char* clean = R"({"properties": [{"name": "a", "kind": "differential", "cases": 5, "failed": false}]})";
+  run sanitized = run_of(clean, 0);
+  sanitized.sanitizer = "racecheck";
+  judge(d, {run_of(clean, 0), sanitized});
+  EXPECT_EQ(d.result, status::survived);
+}
+
+TEST(suite_result, a_skipped_property_neither_covers_nor_kills) {
+  const suite_result s = parse_suite(json::value::parse(
+      R"({"properties": [{"name": "a", "cases": 3, "failed": false},
+                         {"name": "b", "cases": 0, "failed": false, "skipped": "needs a backend with device memory"}]})"));
+  ASSERT_EQ(s.properties.size(), 1u);
+  EXPECT_EQ(s.properties[0].name, "a");
+}
+
 TEST(judge, no_result_before_the_deadline_is_a_timeout) {
   reports::mutant d;
   run r;
