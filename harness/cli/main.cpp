@@ -212,6 +212,7 @@ campaign_options options_of(const options_map& o) {
   campaign_options options;
   options.seed = o.get("seed") ? parse_unsigned("seed", *o.get("seed"), false) : seed_from_environment();
   options.scale = case_scale_from_environment();
+  options.shrink_seconds = shrink_seconds_from_environment();
   options.case_dir = o.get("case-dir").value_or(default_case_dir());
   return options;
 }

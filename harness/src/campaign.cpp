@@ -36,6 +36,8 @@ struct run_state {
   // the last failing case: after shrinking, the minimal one
   std::optional<norm_case> failing;
   std::string failing_message;
+  std::optional<clock::time_point> first_failure;
+  bool shrink_cut = false;  // the shrink budget ran out
 
   double seconds() const { return std::chrono::duration<double>(clock::now() - start).count(); }
   void report() const {
@@ -119,12 +121,20 @@ property_result run_property(const property& p, const kernel& k, const campaign_
 
   const auto body = [&s] {
     const norm_case c = *s.p.gen;
+    // past the shrink budget every further candidate "passes" unchecked, so RapidCheck
+    // accepts no more steps and stops at the smallest failing case found so far
+    if (s.first_failure && s.options.shrink_seconds > 0 &&
+        std::chrono::duration<double>(clock::now() - *s.first_failure).count() > s.options.shrink_seconds) {
+      s.shrink_cut = true;
+      return;
+    }
     observation o;
     try {
       s.p.check(s.k, c, o);
     } catch (const std::exception& e) {
       s.failing = c;
       s.failing_message = e.what();
+      if (!s.first_failure) s.first_failure = clock::now();
       throw;
     }
     s.pending = std::move(o);
@@ -162,6 +172,9 @@ property_result run_property(const property& p, const kernel& k, const campaign_
     r.failed = true;
     r.failure = s.failing_message;
     r.counterexample = shown(failure.counterExample);
+    if (s.shrink_cut)
+      r.counterexample += "(shrinking stopped after its budget of " + std::to_string(int(options.shrink_seconds)) +
+                          " s: NORMCHECK_SHRINK_SECONDS)\n";
     rc::detail::Configuration config;
     config.testParams = params;
     config.reproduce[p.name] = failure.reproduce;
@@ -198,6 +211,16 @@ double case_scale_from_environment() {
   if (*end != '\0' || !(scale > 0) || !std::isfinite(scale))
     throw std::invalid_argument(std::string("NORMCHECK_CASE_SCALE = '") + text + "': must be a positive number");
   return scale;
+}
+
+double shrink_seconds_from_environment() {
+  const char* text = std::getenv("NORMCHECK_SHRINK_SECONDS");
+  if (text == nullptr || *text == '\0') return 30.0;
+  char* end = nullptr;
+  const double seconds = std::strtod(text, &end);
+  if (*end != '\0' || !(seconds >= 0) || !std::isfinite(seconds))
+    throw std::invalid_argument(std::string("NORMCHECK_SHRINK_SECONDS = '") + text + "': must be a number >= 0");
+  return seconds;
 }
 
 std::uint64_t seed_from_environment() {

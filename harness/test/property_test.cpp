@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
     loaded = kernel_from_environment();
     options.seed = seed_from_environment();
     options.scale = case_scale_from_environment();
+    options.shrink_seconds = shrink_seconds_from_environment();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "property_test: %s\n", e.what());
     return 1;

@@ -23,11 +23,18 @@ struct progress {
   double seconds;
 };
 
+/// NORMCHECK_SHRINK_SECONDS (default 30); throws std::invalid_argument for a value that is not
+/// a number >= 0
+double shrink_seconds_from_environment();
+
 struct campaign_options {
   std::uint64_t seed = 0;
   double scale = 1.0;        ///< multiplies every property's case count (NORMCHECK_CASE_SCALE)
   std::int64_t cases = 0;    ///< when > 0, every property runs this many cases instead
   std::string case_dir;      ///< where a failing case is written
+  /// seconds of shrinking after a property's first failure (NORMCHECK_SHRINK_SECONDS; 0: no
+  /// limit); then the smallest failing case found so far is the counterexample
+  double shrink_seconds = 30;
   std::function<void(const progress&)> on_progress;  ///< called after every case and shrink step
 };
 
