@@ -11,10 +11,13 @@ cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build/cuda}
 mkdir -p "$OUT"
 status=0
-CTEST_ARGS="-j8 -E mutation" OUT="$OUT" BUILD="$BUILD" bash harness/bench/gpu_session.sh || status=1
+# the property tests are the campaign below at a larger scale: CTEST_ARGS may take them back in
+CTEST_ARGS=${CTEST_ARGS:-"-j8 -E mutation|property_cuda"} OUT="$OUT" BUILD="$BUILD" bash harness/bench/gpu_session.sh || status=1
 
 echo "=== normcheck run on cuda: the property campaign, then the mutant zoo on its cuda plugins"
+# the mutants start no later than MUTANT_BUDGET s into their campaign (the rest: Ignored)
 timeout "${RUN_LIMIT:-450}" "$BUILD/bin/normcheck" run --backend cuda --scale "${RUN_SCALE:-0.5}" \
+  --mutant-jobs "${MUTANT_JOBS:-4}" --mutant-budget "${MUTANT_BUDGET:-300}" \
   --report "$OUT/run-cuda.json" 2>&1 | tail -60 | tee "$OUT/run-cuda.log"
 rc=$?
 # 2: a seeded mutant survived; the mutation report says which
@@ -24,7 +27,7 @@ rc=$?
 echo "=== fuzz corpora on cuda under memcheck"
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 for t in contract value; do
-  NORMCHECK_FUZZ_BACKEND=cuda timeout 90 "$CS" --tool memcheck --error-exitcode 1 \
+  NORMCHECK_FUZZ_BACKEND=cuda timeout "${FUZZ_LIMIT:-90}" "$CS" --tool memcheck --error-exitcode 1 \
     "$BUILD/bin/${t}_fuzzer_replay" corpus/${t}_fuzzer corpus/regressions 2>&1 | tail -5 | tee -a "$OUT/fuzz-cuda.log" || status=1
 done
 echo "gpu_campaign: exit $status"

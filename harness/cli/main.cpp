@@ -45,6 +45,7 @@ const char* usage_text =
     "usage:\n"
     "  normcheck run    [--backend auto|cuda|simt] [--kernel PATH] [--seed S] [--scale X]\n"
     "                   [--report FILE] [--case-dir DIR] [--mutant-cases N]\n"
+    "                   [--mutant-jobs N] [--mutant-budget S]\n"
     "                   (the property campaign, then the mutation campaign on the shipped kernels)\n"
     "  normcheck check  forward|backward|gamma|all [--backend auto|cuda|simt] [--kernel PATH]\n"
     "                   [--cases N] [--seed S] [--case-dir DIR] [--property NAME] [--json FILE]\n"
@@ -218,7 +219,8 @@ campaign_options options_of(const options_map& o) {
 }
 
 int command_run(int argc, char** argv) {
-  const options_map o(argc, argv, 2, {"backend", "kernel", "seed", "scale", "report", "case-dir", "mutant-cases"});
+  const options_map o(argc, argv, 2, {"backend", "kernel", "seed", "scale", "report", "case-dir", "mutant-cases",
+                                            "mutant-jobs", "mutant-budget"});
   if (!o.positional.empty()) throw usage_error("run takes no argument '" + o.positional[0] + "'");
   campaign_options options = options_of(o);
   if (auto scale = o.get("scale")) options.scale = parse_scale(*scale);
@@ -232,8 +234,9 @@ int command_run(int argc, char** argv) {
   std::printf("\nmutation campaign on %s\n", k.backend().c_str());
   std::fflush(stdout);
   std::vector<std::string> args{"mutants", "--backend", k.backend(), "--seed", std::to_string(options.seed),
-                                "--cases", o.get("mutant-cases").value_or("200"), "--jobs", "2",
-                                "--out", "reports/out/mutants"};
+                                "--cases", o.get("mutant-cases").value_or("200"),
+                                "--jobs", o.get("mutant-jobs").value_or("2"), "--out", "reports/out/mutants"};
+  if (auto budget = o.get("mutant-budget")) args.insert(args.end(), {"--budget", *budget});
   std::vector<char*> argv_mutants;
   for (std::string& a : args) argv_mutants.push_back(a.data());
   return nc::mutants::run_main(int(argv_mutants.size()), argv_mutants.data());
