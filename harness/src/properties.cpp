@@ -636,6 +636,15 @@ void check_isolation(const kernel& k, const norm_case& c, observation& o) {
   v.finish(o, "rows without NaN/Inf must give the bits of a run whose non-finite rows are made finite");
 }
 
+// ---- cases built by hand ----
+
+// x, dy and gamma of c's shape and dtypes from a profile's value mixes (inside rc::gen::exec)
+void draw_values(norm_case& c, const case_profile& profile) {
+  c.x = *gen_values(c.x_dtype, c.m, c.n, profile.x);
+  c.dy = *gen_values(c.x_dtype, c.m, c.n, profile.dy);
+  c.gamma = *gen_values(c.gamma_dtype, 1, c.n, profile.gamma);
+}
+
 // ---- a batch taller than the grid ----
 // On a GPU the backward grid is persistent: a few thousand row slots, each looping over the
 // rows S apart. Here the rows outnumber the slots on the block paths (N of 1032–1900), and
@@ -661,9 +670,7 @@ rc::Gen<norm_case> tall_wide_cases() {
     c.layout = contiguous_layouts(c.n);
     if (*gen_weighted_index({3, 1}) == 1) c.layout.x.offset = 1;
     c.epsilon = 1e-6f;
-    c.x = *gen_values(c.x_dtype, c.m, c.n, profile.x);
-    c.dy = *gen_values(c.x_dtype, c.m, c.n, profile.dy);
-    c.gamma = *gen_values(c.gamma_dtype, 1, c.n, profile.gamma);
+    draw_values(c, profile);
     return c;
   }));
 }
@@ -712,9 +719,7 @@ rc::Gen<norm_case> far_row_cases() {
     c.layout = contiguous_layouts(c.n);
     const std::int64_t w = vector_width(c.x_dtype);
     c.layout.x.row_stride = (std::int64_t(1) << 32) + (c.n + w - 1) / w * w;
-    c.x = *gen_values(c.x_dtype, c.m, c.n, profile.x);
-    c.dy = *gen_values(c.x_dtype, c.m, c.n, profile.dy);
-    c.gamma = *gen_values(c.gamma_dtype, 1, c.n, profile.gamma);
+    draw_values(c, profile);
     return c;
   }));
 }
