@@ -724,17 +724,16 @@ rc::Gen<norm_case> far_row_cases() {
   }));
 }
 
+// the forward only: each call moves x's 8.6 GB three times (upload, the check after it), about
+// 15 s a case on the H200's host; kernels/test huge.* covers the backward's far rows
 void check_far_rows(const kernel& k, const norm_case& c, observation& o) {
-  const outputs out = execute(k, c, calls::forward_and_backward);
+  const outputs out = execute(k, c, calls::forward);
   tag_case(o, c), tag_paths(o, out);
   const auto forward = exact_forward_of(c);
-  const auto backward = exact_backward_of(c, c.dy);
   verdicts v;
   v.oracle_matrix("y", c.x_dtype, out.y, c.m, c.n, forward.y, forward.y_bound, forward.rows);
   v.oracle_vector("r", NC_F32, out.r, forward.r, forward.r_bound, forward.rows, false);
-  v.oracle_matrix("dx", c.x_dtype, out.dx, c.m, c.n, backward.dx, backward.dx_bound, backward.rows);
-  v.oracle_vector("dgamma", c.gamma_dtype, out.dgamma, backward.dgamma, backward.dgamma_bound, backward.columns, true);
-  v.finish(o, "rows of x past element 2^32 must give y, r, dx and dgamma that match the exact oracle");
+  v.finish(o, "rows of x past element 2^32 must give y and r that match the exact oracle");
 }
 
 }  // namespace
@@ -802,9 +801,9 @@ const std::vector<property>& all_properties() {
         {"a_batch_taller_than_the_grid_gives_its_pieces_bits", {"forward", "backward"}, 6,
          tall_wide_cases(), check_tall_batch, {{"backward slots", "loop", 0.85}},
          "up to 4M elements a case; the simt grid of 16 blocks already loops in every other property", 6},
-        {"rows_past_element_2_to_the_31_match_the_exact_oracle", {"forward", "backward", "gamma"}, 3,
+        {"rows_past_element_2_to_the_31_match_the_exact_oracle", {"forward"}, 1,
          far_row_cases(), check_far_rows, {},
-         "an 8.6 GB x (row stride 2^32 + N), beyond the host memory the simt backend is given", 2},
+         "an 8.6 GB x (row stride 2^32 + N), beyond the host memory the simt backend is given", 1},
     };
     return list;
   }();
