@@ -1,7 +1,13 @@
 #include "normcheck/kernel.hpp"
 
 #include <dlfcn.h>
+#include <sys/uio.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
 
 #include <cstdlib>
 #include <filesystem>
@@ -16,7 +22,179 @@ std::string program_dir() {
   return ec ? std::string(".") : exe.parent_path().string();
 }
 
+// a string a plugin returned, read without trusting the pointer: NULL, unreadable memory or
+// no terminator within 4 KiB give a description instead of a crash
+std::string plugin_string(const char* text, const char* what) {
+  if (text == nullptr) return std::string("(NULL ") + what + ")";
+  std::string out;
+  char chunk[256];
+  for (std::size_t done = 0; done < 4096; done += sizeof chunk) {
+    iovec local{chunk, sizeof chunk}, remote{const_cast<char*>(text) + done, sizeof chunk};
+    ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    if (got <= 0) {  // the chunk crosses into an unmapped page: read byte by byte
+      got = 0;
+      for (std::size_t b = 0; b < sizeof chunk; ++b) {
+        iovec l{chunk + b, 1}, r{const_cast<char*>(text) + done + b, 1};
+        if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != 1) break;
+        ++got;
+      }
+      const std::size_t n = strnlen(chunk, std::size_t(got));
+      out.append(chunk, n);
+      if (n < std::size_t(got)) return out;
+      return out + "(unreadable " + what + " pointer after " + std::to_string(out.size()) + " bytes)";
+    }
+    const std::size_t n = strnlen(chunk, std::size_t(got));
+    out.append(chunk, n);
+    if (n < std::size_t(got)) return out;
+  }
+  return out + "(" + what + " not terminated within 4096 bytes)";
+}
+
+std::vector<std::string> path_list(const char* const* names, const std::string& plugin) {
+  std::vector<std::string> out;
+  if (names == nullptr) return out;
+  for (std::size_t i = 0; names[i] != nullptr; ++i) {
+    if (i == 64) throw std::runtime_error("kernel plugin '" + plugin + "' lists more than 64 paths (no NULL end?)");
+    out.push_back(plugin_string(names[i], "path name"));
+  }
+  return out;
+}
+
+capabilities capabilities_of(const nc_plugin& t, std::uint32_t version, const std::string& plugin) {
+  capabilities c;
+  const nc_capabilities* d = version >= 2 ? t.caps : nullptr;
+  if (d == nullptr) {  // version 1, or a version-2 plugin serving everything its bits say
+    const std::uint32_t bits = t.capabilities;
+    c.dtype_pairs = NC_PAIR_F32;
+    if (bits & NC_CAP_F16) c.dtype_pairs |= NC_PAIR_F16 | (bits & NC_CAP_GAMMA_F32 ? NC_PAIR_F16_GAMMA_F32 : 0);
+    if (bits & NC_CAP_BF16) c.dtype_pairs |= NC_PAIR_BF16 | (bits & NC_CAP_GAMMA_F32 ? NC_PAIR_BF16_GAMMA_F32 : 0);
+    c.layouts = bits & NC_CAP_STRIDED ? NC_LAYOUTS_ALL : 0;
+    return c;
+  }
+  const auto bad = [&](const std::string& rule) {
+    return std::runtime_error("kernel plugin '" + plugin + "' declares capabilities the harness cannot use: " + rule);
+  };
+  if ((d->dtype_pairs & NC_PAIRS_ALL) == 0 || (d->dtype_pairs & ~NC_PAIRS_ALL) != 0)
+    throw bad("'caps->dtype_pairs' must be a non-empty set of NC_PAIR_* bits");
+  if ((d->layouts & ~NC_LAYOUTS_ALL) != 0) throw bad("'caps->layouts' holds bits that are no NC_LAYOUT_*");
+  if ((d->flags & ~(NC_FORWARD_ONLY | NC_NO_R)) != 0) throw bad("'caps->flags' holds unknown bits");
+  if ((d->flags & NC_NO_R) && !(d->flags & NC_FORWARD_ONLY))
+    throw bad("'caps->flags' NC_NO_R needs NC_FORWARD_ONLY (the backward takes the forward's r)");
+  if (d->epsilon_count > 0 && d->epsilons == nullptr) throw bad("'caps->epsilons' is NULL with epsilon_count > 0");
+  if (d->epsilon_count > 64) throw bad("'caps->epsilon_count' is more than 64");
+  if (d->max_n < 0 || d->max_elements < 0) throw bad("'caps->max_n' and 'caps->max_elements' must be >= 0");
+  c.dtype_pairs = d->dtype_pairs;
+  c.layouts = d->layouts;
+  c.flags = d->flags;
+  for (std::uint32_t i = 0; i < d->epsilon_count; ++i) {
+    const float e = d->epsilons[i];
+    if (!std::isfinite(e) || e < 0) throw bad("'caps->epsilons' holds " + std::to_string(e) + ": must be finite and >= 0");
+    c.epsilons.push_back(e);
+  }
+  c.max_n = d->max_n;
+  c.max_elements = d->max_elements;
+  return c;
+}
+
 }  // namespace
+
+bool capabilities::serves(nc_dtype x, nc_dtype gamma) const { return (dtype_pairs & pair_of(x, gamma)) != 0; }
+
+bool capabilities::takes_epsilon(float e) const {
+  return epsilons.empty() || std::find(epsilons.begin(), epsilons.end(), e) != epsilons.end();
+}
+
+bool capabilities::full() const {
+  return dtype_pairs == NC_PAIRS_ALL && layouts == NC_LAYOUTS_ALL && flags == 0 && epsilons.empty() && max_n == 0 &&
+         max_elements == 0;
+}
+
+std::uint32_t pair_of(nc_dtype x, nc_dtype gamma) {
+  if (x == NC_F32) return gamma == NC_F32 ? NC_PAIR_F32 : 0;
+  if (x == NC_F16) return gamma == NC_F16 ? NC_PAIR_F16 : gamma == NC_F32 ? NC_PAIR_F16_GAMMA_F32 : 0;
+  if (x == NC_BF16) return gamma == NC_BF16 ? NC_PAIR_BF16 : gamma == NC_F32 ? NC_PAIR_BF16_GAMMA_F32 : 0;
+  return 0;
+}
+
+const char* pair_name(std::uint32_t bit) {
+  switch (bit) {
+    case NC_PAIR_F32: return "fp32";
+    case NC_PAIR_F16: return "fp16";
+    case NC_PAIR_BF16: return "bf16";
+    case NC_PAIR_F16_GAMMA_F32: return "fp16+fp32 gamma";
+    case NC_PAIR_BF16_GAMMA_F32: return "bf16+fp32 gamma";
+    default: return "?";
+  }
+}
+
+const char* layout_name(std::uint32_t bit) {
+  switch (bit) {
+    case NC_LAYOUT_PADDED_ROWS: return "padded rows";
+    case NC_LAYOUT_OFFSETS: return "aligned offsets";
+    case NC_LAYOUT_MISALIGNED: return "misaligned rows";
+    case NC_LAYOUT_COLUMN_STRIDED: return "column strides";
+    default: return "?";
+  }
+}
+
+namespace {
+std::string epsilon_text(float e) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", double(e));
+  return text;
+}
+}  // namespace
+
+std::string capabilities::describe() const {
+  if (full()) return "everything the contract allows";
+  std::string out = "dtypes";
+  const char* sep = " ";
+  for (std::uint32_t b = 1; b <= NC_PAIR_BF16_GAMMA_F32; b <<= 1)
+    if (dtype_pairs & b) out += sep + std::string(pair_name(b)), sep = ", ";
+  out += "; layouts dense";
+  for (std::uint32_t b = 1; b <= NC_LAYOUT_COLUMN_STRIDED; b <<= 1)
+    if (layouts & b) out += ", " + std::string(layout_name(b));
+  if (!backward()) out += "; forward only";
+  if (!writes_r()) out += "; no r";
+  if (!epsilons.empty()) {
+    out += "; epsilon";
+    sep = " ";
+    for (float e : epsilons) out += sep + epsilon_text(e), sep = ", ";
+  }
+  if (max_n > 0) out += "; N <= " + std::to_string(max_n);
+  if (max_elements > 0) out += "; M*N <= " + std::to_string(max_elements);
+  return out;
+}
+
+std::vector<std::string> capabilities::not_served() const {
+  std::vector<std::string> out;
+  for (std::uint32_t b = 1; b <= NC_PAIR_BF16_GAMMA_F32; b <<= 1)
+    if (!(dtype_pairs & b)) out.push_back(std::string("dtype pair ") + pair_name(b));
+  for (std::uint32_t b = 1; b <= NC_LAYOUT_COLUMN_STRIDED; b <<= 1)
+    if (!(layouts & b)) out.push_back(std::string("layout ") + layout_name(b));
+  if (!backward()) out.push_back("the backward (dx, dgamma)");
+  if (!writes_r()) out.push_back("r (the forward writes none)");
+  if (!epsilons.empty()) {
+    std::string e = "epsilon other than";
+    const char* sep = " ";
+    for (float v : epsilons) e += sep + epsilon_text(v), sep = ", ";
+    out.push_back(e);
+  }
+  if (max_n > 0) out.push_back("N > " + std::to_string(max_n));
+  if (max_elements > 0) out.push_back("M*N > " + std::to_string(max_elements));
+  return out;
+}
+
+kernel::kernel(std::shared_ptr<void> library, const nc_plugin* table, std::string path, std::uint32_t version)
+    : library_(std::move(library)), table_(table), path_(std::move(path)), version_(version) {
+  name_ = plugin_string(table->name, "name");
+  backend_ = plugin_string(table->backend, "backend");
+  caps_ = capabilities_of(*table, version, path_);
+  if (version >= 2) {
+    forward_paths_ = path_list(table->forward_paths, path_);
+    backward_paths_ = path_list(table->backward_paths, path_);
+  }
+}
 
 kernel kernel::load(const std::string& path) {
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -25,14 +203,28 @@ kernel kernel::load(const std::string& path) {
   auto entry = reinterpret_cast<nc_plugin_entry>(dlsym(handle, "normcheck_plugin"));
   if (entry == nullptr)
     throw std::runtime_error("kernel plugin '" + path + "' does not export normcheck_plugin");
-  const nc_plugin* table = entry(NORMCHECK_ABI_VERSION);
-  if (table == nullptr || table->abi_version != NORMCHECK_ABI_VERSION)
-    throw std::runtime_error("kernel plugin '" + path + "' does not serve normcheck ABI version " +
-                             std::to_string(NORMCHECK_ABI_VERSION));
-  if (!table->forward || !table->backward || !table->workspace_size || !table->alloc || !table->free ||
-      !table->copy || !table->synchronize || !table->last_error)
-    throw std::runtime_error("kernel plugin '" + path + "' has a null entry in its function table");
-  return kernel(std::move(library), table, path);
+  std::uint32_t version = NORMCHECK_ABI_VERSION;
+  const nc_plugin* table = entry(version);
+  if (table == nullptr) table = entry(version = 1);
+  if (table == nullptr)
+    throw std::runtime_error("kernel plugin '" + path + "' serves neither normcheck ABI version 2 nor 1");
+  if (table->abi_version != version)
+    throw std::runtime_error("kernel plugin '" + path + "' answered the request for ABI version " +
+                             std::to_string(version) + " with a table of version " +
+                             std::to_string(table->abi_version));
+  kernel k(std::move(library), table, path, version);
+  std::string missing;
+  const auto need = [&](bool present, const char* field) {
+    if (!present) missing += (missing.empty() ? "" : ", ") + std::string(field);
+  };
+  need(table->forward, "forward");
+  if (k.caps_.backward()) need(table->backward, "backward"), need(table->workspace_size, "workspace_size");
+  need(table->alloc, "alloc"), need(table->free, "free"), need(table->copy, "copy");
+  need(table->synchronize, "synchronize"), need(table->last_error, "last_error");
+  if (!missing.empty())
+    throw std::runtime_error("kernel plugin '" + path + "' has NULL entries in its function table: " + missing +
+                             (k.caps_.backward() ? "" : " (a forward-only plugin may leave backward and workspace_size NULL)"));
+  return k;
 }
 
 std::string kernel::shipped_path(const std::string& backend) {
@@ -47,30 +239,37 @@ bool kernel::available() const { return table_->synchronize() == NC_OK; }
 
 void kernel::check(nc_status s, const char* what) const {
   if (s == NC_OK) return;
-  const std::string message = std::string(table_->name) + " " + what + ": " + table_->last_error();
+  const std::string message = name_ + " " + what + ": " + plugin_string(table_->last_error(), "last_error() text");
   if (s == NC_ERR_INVALID_ARGUMENT) throw contract_error(message);
   throw kernel_error(s, message);
 }
 
 void kernel::forward(const nc_forward_args& a) const { check(table_->forward(&a), "forward"); }
-void kernel::backward(const nc_backward_args& a) const { check(table_->backward(&a), "backward"); }
+void kernel::backward(const nc_backward_args& a) const {
+  if (table_->backward == nullptr) throw kernel_error(NC_ERR_UNSUPPORTED, name_ + " declares no backward");
+  check(table_->backward(&a), "backward");
+}
 
 std::size_t kernel::workspace_size(const nc_backward_args& a) const {
   std::size_t bytes = 0;
+  if (table_->workspace_size == nullptr) throw kernel_error(NC_ERR_UNSUPPORTED, name_ + " declares no backward");
   check(table_->workspace_size(&a, &bytes), "workspace_size");
   return bytes;
 }
 
 std::string kernel::forward_path(const nc_forward_args& a) const {
-  return table_->forward_path ? table_->forward_path(&a) : "";
+  return table_->forward_path ? plugin_string(table_->forward_path(&a), "path name") : "";
 }
 std::string kernel::backward_path(const nc_backward_args& a) const {
-  return table_->backward_path ? table_->backward_path(&a) : "";
+  return table_->backward_path ? plugin_string(table_->backward_path(&a), "path name") : "";
 }
 
 void* kernel::alloc(std::size_t bytes) const {
   void* p = nullptr;
   check(table_->alloc(bytes, &p), "alloc");
+  if (p == nullptr && bytes > 0)
+    throw kernel_error(NC_ERR_RUNTIME, name_ + " alloc: returned NC_OK with a NULL pointer for " +
+                                           std::to_string(bytes) + " bytes");
   return p;
 }
 void kernel::free(void* p) const { check(table_->free(p), "free"); }

@@ -78,14 +78,27 @@ static const char* nc_table_backward_path(const nc_backward_args* a) {
   return nc::path_name(nc::backward_path(*a));
 }
 
+// every path name forward_path and backward_path return (rmsnorm_dispatch.cuh), so the
+// property suite's path minimums apply to the shipped kernels
+static const char* const nc_table_paths[] = {"vector-warp",   "vector-block128", "vector-block256", "vector-block512",
+                                             "vector-block1024", "vector-reload", "strided-warp", "strided-block",
+                                             nullptr};
+
 __attribute__((visibility("default"))) const nc_plugin* normcheck_plugin(uint32_t abi_version) {
+  // caps NULL: everything the contract allows (the NC_CAP_* bits say so for version 1 too)
   static const nc_plugin table = {
       NORMCHECK_ABI_VERSION, NC_PLUGIN_NAME, NC_PLUGIN_BACKEND,
       NC_CAP_F16 | NC_CAP_BF16 | NC_CAP_GAMMA_F32 | NC_CAP_STRIDED | NC_PLUGIN_EXTRA_CAPS,
       nc_table_forward, nc_table_backward, nc_table_workspace_size,
       nc_table_alloc, nc_table_free, nc_table_copy, nc_table_synchronize,
-      nc_table_last_error, nc_table_forward_path, nc_table_backward_path};
-  return abi_version == NORMCHECK_ABI_VERSION ? &table : nullptr;
+      nc_table_last_error, nc_table_forward_path, nc_table_backward_path,
+      nullptr, nc_table_paths, nc_table_paths};
+  static const nc_plugin version_1 = [] {
+    nc_plugin t = table;
+    t.abi_version = 1;
+    return t;
+  }();
+  return abi_version == NORMCHECK_ABI_VERSION ? &table : abi_version == 1 ? &version_1 : nullptr;
 }
 
 }  // extern "C"

@@ -1,10 +1,12 @@
-/* normcheck kernel plugin ABI, version 1.
+/* normcheck kernel plugin ABI, version 2 (version-1 plugins still load).
  *
  * A kernel under test is a shared library exporting one symbol:
  *
  *     const nc_plugin* normcheck_plugin(uint32_t abi_version);
  *
- * It returns NULL when it cannot serve that ABI version. Everything the harness
+ * It returns NULL when it cannot serve that ABI version, else a table whose abi_version is
+ * the version asked. The harness asks for NORMCHECK_ABI_VERSION (2) first, then for 1; a
+ * version-1 table is the version-2 table without its last three fields. Everything the harness
  * needs goes through the returned function table: the calls, the workspace query,
  * the memory of the plugin's device and the text of the last error. The harness
  * never links a kernel, so the shipped kernels, the seeded mutants and a user's own
@@ -40,7 +42,7 @@
 extern "C" {
 #endif
 
-#define NORMCHECK_ABI_VERSION 1u
+#define NORMCHECK_ABI_VERSION 2u
 
 /* each enum spans 32 bits (the _MAX_ENUM entries), so any value a caller passes is a
  * value of the type and a plugin can reject it instead of meeting undefined behaviour */
@@ -100,12 +102,50 @@ typedef enum nc_copy_kind {
   NC_COPY_KIND_MAX_ENUM = 0x7fffffff
 } nc_copy_kind;
 
-/* capability bits */
+/* capability bits (nc_plugin.capabilities). Version 1 declared what it serves with the first
+ * four; a version-2 plugin declares it in nc_capabilities instead and sets only
+ * NC_CAP_DEVICE_MEMORY here (the first four are read only when caps is NULL). */
 #define NC_CAP_F16 (1u << 0)
 #define NC_CAP_BF16 (1u << 1)
 #define NC_CAP_GAMMA_F32 (1u << 2)    /* gamma in fp32 with x in fp16/bf16 */
 #define NC_CAP_STRIDED (1u << 3)      /* any strides and offsets */
 #define NC_CAP_DEVICE_MEMORY (1u << 4) /* pointers are not host memory: use copy() */
+
+/* (x, gamma) dtype pairs (nc_capabilities.dtype_pairs); y, dy, dx are in x's dtype, dgamma in
+ * gamma's, r in fp32 */
+#define NC_PAIR_F32 (1u << 0)            /* x fp32, gamma fp32 */
+#define NC_PAIR_F16 (1u << 1)            /* x fp16, gamma fp16 */
+#define NC_PAIR_BF16 (1u << 2)           /* x bf16, gamma bf16 */
+#define NC_PAIR_F16_GAMMA_F32 (1u << 3)  /* x fp16, gamma fp32 */
+#define NC_PAIR_BF16_GAMMA_F32 (1u << 4) /* x bf16, gamma fp32 */
+#define NC_PAIRS_ALL 0x1fu
+
+/* layouts beyond dense operands (nc_capabilities.layouts). Dense: every matrix has column
+ * stride 1, row stride N and offset 0, every vector stride 1 and offset 0, and every buffer
+ * starts 256-byte aligned (as cudaMalloc gives). */
+#define NC_LAYOUT_PADDED_ROWS (1u << 0)    /* row stride > N, every row start still 16-byte aligned */
+#define NC_LAYOUT_OFFSETS (1u << 1)        /* element offsets that keep 16-byte alignment */
+#define NC_LAYOUT_MISALIGNED (1u << 2)     /* any offset and row stride >= N: rows off 16 bytes */
+#define NC_LAYOUT_COLUMN_STRIDED (1u << 3) /* column stride != 1 (column-major included), vector stride != 1 */
+#define NC_LAYOUTS_ALL 0xfu
+
+/* what a plugin does not do (nc_capabilities.flags) */
+#define NC_FORWARD_ONLY (1u << 0) /* no backward: backward and workspace_size may be NULL */
+#define NC_NO_R (1u << 1)         /* the forward writes no r; the harness passes r.data = NULL.
+                                     Only with NC_FORWARD_ONLY (the backward takes the forward's r) */
+
+/* What a version-2 plugin serves. The harness draws every case inside it, and a plugin that
+ * answers NC_ERR_UNSUPPORTED for a call inside it fails, naming the capability. A call
+ * outside it may be answered NC_ERR_UNSUPPORTED. */
+typedef struct nc_capabilities {
+  uint32_t dtype_pairs;   /* NC_PAIR_* bits; at least one */
+  uint32_t layouts;       /* NC_LAYOUT_* bits; 0: dense operands only */
+  uint32_t flags;         /* NC_FORWARD_ONLY, NC_NO_R */
+  uint32_t epsilon_count; /* 0: any finite epsilon >= 0; else the epsilons it takes */
+  const float* epsilons;  /* epsilon_count values (e.g. a kernel with 1e-5 built in) */
+  int64_t max_n;          /* the longest row it serves; 0: no limit */
+  int64_t max_elements;   /* the largest M*N it serves; 0: no limit */
+} nc_capabilities;
 
 typedef struct nc_plugin {
   uint32_t abi_version;  /* NORMCHECK_ABI_VERSION */
@@ -131,6 +171,15 @@ typedef struct nc_plugin {
    * harness's distribution tags; a static string */
   const char* (*forward_path)(const nc_forward_args* args);
   const char* (*backward_path)(const nc_backward_args* args);
+
+  /* version 2 (a version-1 table ends above) */
+  /* what the plugin serves; NULL: everything the contract allows, as the NC_CAP_* bits of a
+   * version-1 plugin say */
+  const nc_capabilities* caps;
+  /* optional (NULL-terminated lists, or NULL): every path name forward_path/backward_path can
+   * return. Distribution minimums on paths apply only to the paths a plugin lists */
+  const char* const* forward_paths;
+  const char* const* backward_paths;
 } nc_plugin;
 
 typedef const nc_plugin* (*nc_plugin_entry)(uint32_t abi_version);

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "normcheck/abi.h"
 
@@ -24,6 +26,37 @@ class kernel_error : public std::runtime_error {
   nc_status status;
 };
 
+/// What a plugin serves (abi.h's nc_capabilities), whatever ABI version it speaks: a
+/// version-1 plugin's NC_CAP_* bits, translated. The harness draws every case inside it.
+struct capabilities {
+  std::uint32_t dtype_pairs = NC_PAIRS_ALL;  ///< NC_PAIR_* bits
+  std::uint32_t layouts = NC_LAYOUTS_ALL;    ///< NC_LAYOUT_* bits
+  std::uint32_t flags = 0;                   ///< NC_FORWARD_ONLY, NC_NO_R
+  std::vector<float> epsilons;               ///< empty: any finite epsilon >= 0
+  std::int64_t max_n = 0;                    ///< 0: no limit
+  std::int64_t max_elements = 0;             ///< M·N; 0: no limit
+
+  bool serves(nc_dtype x, nc_dtype gamma) const;
+  bool serves_layouts(std::uint32_t layout_bits) const { return (layouts & layout_bits) == layout_bits; }
+  bool backward() const { return (flags & NC_FORWARD_ONLY) == 0; }
+  bool writes_r() const { return (flags & NC_NO_R) == 0; }
+  bool any_epsilon() const { return epsilons.empty(); }
+  bool takes_epsilon(float e) const;
+  /// everything the contract allows
+  bool full() const;
+  /// one line: "dtypes fp16, bf16; layouts dense, padded rows; forward only; no r; epsilon 1e-05; N <= 4096"
+  std::string describe() const;
+  /// what the contract allows and this declaration leaves out, one entry each ("dtype pair fp32",
+  /// "layout column strided", "the backward", "r", "epsilon other than 1e-05", "N > 4096")
+  std::vector<std::string> not_served() const;
+};
+
+/// the name of an NC_PAIR_* bit ("fp32", "fp16+fp32 gamma", ...) and of an NC_LAYOUT_* bit
+const char* pair_name(std::uint32_t pair_bit);
+const char* layout_name(std::uint32_t layout_bit);
+/// the NC_PAIR_* bit of an (x, gamma) dtype pair; 0 for a pair outside the contract
+std::uint32_t pair_of(nc_dtype x, nc_dtype gamma);
+
 /// A loaded plugin. Copies share the library, which stays loaded while any copy lives.
 class kernel {
  public:
@@ -41,10 +74,16 @@ class kernel {
   bool available() const;
 
   const std::string& path() const { return path_; }
-  std::string name() const { return table_->name; }
-  std::string backend() const { return table_->backend; }
-  std::uint32_t capabilities() const { return table_->capabilities; }
+  /// the plugin's name and backend strings, as loaded (a NULL one reads "(unnamed)")
+  const std::string& name() const { return name_; }
+  const std::string& backend() const { return backend_; }
+  /// the ABI version the plugin serves (1 or 2)
+  std::uint32_t abi_version() const { return version_; }
+  const nc::capabilities& capabilities() const { return caps_; }
   bool device_memory() const { return (table_->capabilities & NC_CAP_DEVICE_MEMORY) != 0; }
+  /// the path names the plugin lists (abi.h forward_paths / backward_paths; empty: none)
+  const std::vector<std::string>& forward_paths() const { return forward_paths_; }
+  const std::vector<std::string>& backward_paths() const { return backward_paths_; }
   const nc_plugin& table() const { return *table_; }
 
   /// The calls; they throw contract_error or kernel_error.
@@ -68,13 +107,16 @@ class kernel {
   void synchronize() const;
 
  private:
-  kernel(std::shared_ptr<void> library, const nc_plugin* table, std::string path)
-      : library_(std::move(library)), table_(table), path_(std::move(path)) {}
+  kernel(std::shared_ptr<void> library, const nc_plugin* table, std::string path, std::uint32_t version);
   void check(nc_status s, const char* what) const;
 
   std::shared_ptr<void> library_;
   const nc_plugin* table_;
   std::string path_;
+  std::uint32_t version_;
+  std::string name_, backend_;
+  nc::capabilities caps_;
+  std::vector<std::string> forward_paths_, backward_paths_;
 };
 
 }  // namespace nc
