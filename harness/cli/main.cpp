@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -27,6 +28,7 @@
 #include "normcheck/harness/case_file.hpp"
 #include "normcheck/harness/failure.hpp"
 #include "normcheck/harness/report.hpp"
+#include "normcheck/harness/worker.hpp"
 
 #include "mutants.hpp"
 
@@ -44,22 +46,60 @@ enum exit_code { pass = 0, property_failed = 1, mutant_survived = 2, usage = 64,
 const char* usage_text =
     "usage:\n"
     "  normcheck run    [--backend auto|cuda|simt] [--kernel PATH] [--seed S] [--scale X]\n"
-    "                   [--report FILE] [--case-dir DIR] [--mutant-cases N]\n"
+    "                   [--report FILE] [--case-dir DIR] [--epsilon E] [--mutant-cases N]\n"
     "                   [--mutant-jobs N] [--mutant-budget S]\n"
     "                   (the property campaign, then the mutation campaign on the shipped kernels)\n"
     "  normcheck check  forward|backward|gamma|all [--backend auto|cuda|simt] [--kernel PATH]\n"
     "                   [--cases N] [--seed S] [--case-dir DIR] [--property NAME] [--json FILE]\n"
+    "                   [--epsilon E]   (every case with this epsilon: a kernel with one built in)\n"
+    "  --kernel PATH defaults to $NORMCHECK_KERNEL when set; cases are drawn inside the capabilities\n"
+    "  the plugin declares (abi.h), and the summary lists what was not exercised\n"
     "  normcheck replay FILE [--backend auto|cuda|simt] [--kernel PATH]\n"
     "  normcheck mutants [--backend simt|cuda] [--only ID] [--budget S] [--cases N] [--seed S] [--out DIR]\n"
     "  normcheck exercise   (the document's divide-by-BLOCK exercise at N = 257 and 256)\n"
 #ifdef NORMCHECK_CLI_BENCH
     "  normcheck bench  [options]   (normcheck bench --help)\n"
 #endif
-    "exit codes: 0 pass, 1 property failure, 2 survived mutant, 64 usage error, 70 harness error, 77 no device\n";
+    "exit codes: 0 pass, 1 property failure, 2 survived mutant, 64 usage error, 70 harness error, 77 no device\n"
+    "kernel calls run in a worker process under a watchdog (a crash, exit() or hang is a failure of the\n"
+    "property); NORMCHECK_CALL_TIMEOUT=S bounds a case (default 60 s), NORMCHECK_ISOLATION=off runs them\n"
+    "in-process for debugging\n";
 
 struct usage_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// NORMCHECK_ISOLATION and NORMCHECK_CALL_TIMEOUT, read once in main
+isolation_options isolation;
+
+// a folder the campaign writes into, created now and probed with a temporary file: a path that
+// cannot be written fails before any case runs, not at the first counterexample
+void check_writable_folder(const std::string& option, const std::string& folder) {
+  const std::filesystem::path dir(folder.empty() ? "." : folder);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    throw usage_error(option + " '" + folder + "': cannot create the folder (" + ec.message() +
+                      "): must be a folder normcheck can write");
+  const std::filesystem::path probe = dir / (".normcheck-probe-" + std::to_string(getpid()));
+  bool written = false;
+  {
+    std::ofstream out(probe);
+    out << "probe\n";
+    written = bool(out.flush());
+  }
+  std::filesystem::remove(probe, ec);
+  if (!written) throw usage_error(option + " '" + folder + "': cannot write a file there: must be a folder normcheck can write");
+}
+
+// a report file: its folder must be writable and the path no folder
+void check_writable_file(const std::string& option, const std::string& file) {
+  const std::filesystem::path path(file);
+  std::error_code ec;
+  if (file.empty() || std::filesystem::is_directory(path, ec))
+    throw usage_error(option + " '" + file + "': must be a file path, not a folder");
+  check_writable_folder(option + " (its folder)", path.parent_path().string());
+}
 
 // --name value options, each allowed once, only those a command takes
 struct options_map {
@@ -96,6 +136,15 @@ std::uint64_t parse_unsigned(const std::string& option, const std::string& text,
   return v;
 }
 
+// --epsilon: a float that is finite and >= 0, written exactly as the kernel will see it
+float parse_epsilon(const std::string& text) {
+  char* end = nullptr;
+  const float v = std::strtof(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(v) || v < 0)
+    throw usage_error("--epsilon '" + text + "': must be a finite number >= 0");
+  return v;
+}
+
 double parse_scale(const std::string& text) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
@@ -109,12 +158,21 @@ nc::kernel choose_kernel(const options_map& o, const std::string& fallback_backe
   const std::string backend = o.get("backend").value_or(fallback_backend);
   if (backend != "auto" && backend != "cuda" && backend != "simt")
     throw usage_error("--backend '" + backend + "': must be auto, cuda or simt");
-  if (auto path = o.get("kernel")) {
-    if (o.get("backend")) throw usage_error("--kernel and --backend exclude each other: a plugin has its backend");
-    return nc::kernel::load(*path);
+  // --kernel, else NORMCHECK_KERNEL (unless --backend asks for a shipped plugin)
+  std::optional<std::string> path = o.get("kernel");
+  const char* from_environment = std::getenv("NORMCHECK_KERNEL");
+  if (!path && !o.get("backend") && from_environment && *from_environment) path = from_environment;
+  if (path) {
+    if (o.get("backend") && o.get("kernel"))
+      throw usage_error("--kernel and --backend exclude each other: a plugin has its backend");
+    nc::kernel k = nc::kernel::load(*path);
+    std::printf("kernel: %s (%s, backend %s, ABI version %u)%s\n", k.path().c_str(), k.name().c_str(),
+                k.backend().c_str(), k.abi_version(), o.get("kernel") ? "" : " from NORMCHECK_KERNEL");
+    return k;
   }
   std::string why_not;
-  nc::kernel k = select_backend(backend, &why_not);
+  // the device is probed in a worker: a CUDA context made here would not survive the fork
+  nc::kernel k = select_backend_isolated(backend, isolation, &why_not);
   std::printf("backend: %s (%s from %s)%s%s\n", k.backend().c_str(), k.name().c_str(), k.path().c_str(),
               backend == "auto" ? ", chosen by --backend auto" : "",
               why_not.empty() ? "" : ("; not cuda: " + why_not).c_str());
@@ -149,7 +207,9 @@ class progress_display {
 
 int run_campaign(const std::string& command, const std::vector<const property*>& selected, const nc::kernel& k,
                  campaign_options options, const std::optional<std::string>& report_path, bool show_distributions) {
-  if (!k.available()) {
+  check_writable_folder("--case-dir", options.case_dir);
+  if (report_path) check_writable_file(command == "run" ? "--report" : "--json", *report_path);
+  if (!available_isolated(k, isolation)) {
     std::fprintf(stderr, "normcheck: no device for the %s backend\n", k.backend().c_str());
     return no_device;
   }
@@ -161,6 +221,10 @@ int run_campaign(const std::string& command, const std::vector<const property*>&
   report.kernel_name = k.name();
   report.seed = options.seed;
   report.scale = options.scale;
+  const nc::capabilities domain = domain_of(k, options);
+  report.capabilities = domain.describe();
+  report.not_served = domain.not_served();
+  if (!domain.full()) std::printf("capabilities: %s\n", report.capabilities.c_str());
   std::int64_t total_planned = 0;
   for (const property* p : selected) total_planned += planned_cases(*p, options);
   std::printf("seed: %llu (--seed %llu reruns these cases); %zu properties, %lld cases\n",
@@ -173,16 +237,20 @@ int run_campaign(const std::string& command, const std::vector<const property*>&
   const auto start = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < selected.size(); ++i) {
     options.on_progress = [&](const progress& p) { display(p, i, selected.size(), failures); };
-    property_result r = run_property(*selected[i], k, options);
+    property_result r = run_property_isolated(*selected[i], k, options, isolation);
     display.done();
     failures += r.failed;
     if (r.failed) {
       std::printf("\nFAIL %s after %lld cases\n%s\ncounterexample (after %lld shrinks):\n%s", r.name.c_str(),
                   static_cast<long long>(r.cases), r.failure.c_str(), static_cast<long long>(r.shrinks),
                   r.counterexample.c_str());
-      std::printf("reproduce: %s normcheck check all --property %s --kernel %s --seed %llu\n", r.reproduce.c_str(),
-                  r.name.c_str(), k.path().c_str(), static_cast<unsigned long long>(options.seed));
+      std::printf("reproduce: %s%snormcheck check all --property %s --kernel %s --seed %llu\n", r.reproduce.c_str(),
+                  r.reproduce.empty() ? "" : " ", r.name.c_str(), k.path().c_str(),
+                  static_cast<unsigned long long>(options.seed));
       if (!r.case_file.empty()) std::printf("replay:    normcheck replay %s\n", r.case_file.c_str());
+      if (!r.case_file_error.empty())
+        std::printf("the case file could NOT be written (%s); the case in full:\n%s", r.case_file_error.c_str(),
+                    r.unsaved_case.c_str());
     }
     if (!r.failed && (show_distributions || r.distribution_short))
       std::printf("\ndistribution of %s:\n%s", r.name.c_str(), format_distribution(r).c_str());
@@ -190,7 +258,10 @@ int run_campaign(const std::string& command, const std::vector<const property*>&
     report.properties.push_back(std::move(r));
     // a device fault poisons the CUDA context: every later call would fail with it, so the
     // properties after this one would only repeat this one's failure
-    if (report.properties.back().failed && i + 1 < selected.size() && !k.available()) {
+    // (isolated: each property has a fresh worker and context, so only a device that no fresh
+    // context can use stops the campaign)
+    if (report.properties.back().failed && i + 1 < selected.size() && (k.device_memory() || !isolation.enabled) &&
+        !available_isolated(k, isolation)) {
       std::printf("\nthe %s device is unusable after that failure: the %zu properties after it are not run\n",
                   k.backend().c_str(), selected.size() - i - 1);
       break;
@@ -215,12 +286,13 @@ campaign_options options_of(const options_map& o) {
   options.scale = case_scale_from_environment();
   options.shrink_seconds = shrink_seconds_from_environment();
   options.case_dir = o.get("case-dir").value_or(default_case_dir());
+  if (auto e = o.get("epsilon")) options.epsilon = parse_epsilon(*e);
   return options;
 }
 
 int command_run(int argc, char** argv) {
-  const options_map o(argc, argv, 2, {"backend", "kernel", "seed", "scale", "report", "case-dir", "mutant-cases",
-                                            "mutant-jobs", "mutant-budget"});
+  const options_map o(argc, argv, 2, {"backend", "kernel", "seed", "scale", "report", "case-dir", "epsilon",
+                                      "mutant-cases", "mutant-jobs", "mutant-budget"});
   if (!o.positional.empty()) throw usage_error("run takes no argument '" + o.positional[0] + "'");
   campaign_options options = options_of(o);
   if (auto scale = o.get("scale")) options.scale = parse_scale(*scale);
@@ -243,7 +315,8 @@ int command_run(int argc, char** argv) {
 }
 
 int command_check(int argc, char** argv) {
-  const options_map o(argc, argv, 2, {"backend", "kernel", "cases", "seed", "case-dir", "property", "json"});
+  const options_map o(argc, argv, 2,
+                      {"backend", "kernel", "cases", "seed", "case-dir", "property", "json", "epsilon"});
   if (o.positional.size() != 1) throw usage_error("check takes one group: forward, backward, gamma or all");
   const std::string group = o.positional[0];
   if (group != "forward" && group != "backward" && group != "gamma" && group != "all")
@@ -280,29 +353,49 @@ int command_replay(int argc, char** argv) {
   if (o.get("kernel") || o.get("backend")) k = choose_kernel(o);
   else if (!meta("kernel").empty() && std::filesystem::exists(meta("kernel"))) k = nc::kernel::load(meta("kernel"));
   else k = choose_kernel(o, meta("backend").empty() ? "auto" : meta("backend"));
-  if (!k->available()) {
+  if (!available_isolated(*k, isolation)) {
     std::fprintf(stderr, "normcheck: no device for the %s backend\n", k->backend().c_str());
     return no_device;
   }
   std::printf("case: %s\nproperty: %s\nkernel: %s (%s) from %s\n", describe(file.value).c_str(), p->name.c_str(),
               k->name().c_str(), k->backend().c_str(), k->path().c_str());
   if (!meta("failure").empty()) std::printf("recorded failure: %s\n", meta("failure").c_str());
-  observation obs;
-  try {
-    p->check(*k, file.value, obs);
-  } catch (const property_failure& f) {
-    std::printf("FAIL: %s\nfirst mismatching elements:\n%s", f.summary().c_str(),
-                f.first().empty() ? "  (none: the failure is not about elements)\n" : format_mismatches(f.first()).c_str());
-    return property_failed;
-  } catch (const nc::contract_error& e) {
-    std::printf("FAIL: the kernel rejected the case: %s\n", e.what());
-    return property_failed;
-  } catch (const nc::kernel_error& e) {
-    std::printf("FAIL: the kernel failed: %s\n", e.what());
-    return property_failed;
+  // the check, in a worker unless isolation is off: its verdict's exit code, then its text
+  const auto check = [&]() -> std::string {
+    observation obs;
+    char text[64];
+    try {
+      p->check(*k, file.value, obs);
+    } catch (const property_failure& f) {
+      return char(property_failed) + ("FAIL: " + f.summary() + "\nfirst mismatching elements:\n" +
+                                      (f.first().empty() ? "  (none: the failure is not about elements)\n"
+                                                         : format_mismatches(f.first())));
+    } catch (const nc::contract_error& e) {
+      return char(property_failed) + std::string("FAIL: the kernel rejected the case: ") + e.what() + "\n";
+    } catch (const nc::kernel_error& e) {
+      return char(property_failed) + std::string("FAIL: the kernel failed: ") + e.what() + "\n";
+    }
+    std::snprintf(text, sizeof text, "%g", obs.max_error_in_bounds);
+    return char(pass) + std::string("pass: the case holds on this kernel (max error ") + text + " bounds)\n";
+  };
+  std::string outcome;
+  if (isolation.enabled) {
+    const worker_result w = run_in_worker(
+        [&](worker_link& link) {
+          link.record_case(file.value);
+          return check();
+        },
+        isolation);
+    if (!w.payload) {
+      std::printf("FAIL: %s\n", w.death->verdict().c_str());
+      return property_failed;
+    }
+    outcome = *w.payload;
+  } else {
+    outcome = check();
   }
-  std::printf("pass: the case holds on this kernel (max error %g bounds)\n", obs.max_error_in_bounds);
-  return pass;
+  std::fputs(outcome.c_str() + 1, stdout);
+  return outcome[0];
 }
 
 }  // namespace
@@ -314,6 +407,7 @@ int main(int argc, char** argv) {
   }
   const std::string command = argv[1];
   try {
+    isolation = isolation_from_environment();
     if (command == "run") return command_run(argc, argv);
     if (command == "check") return command_check(argc, argv);
     if (command == "replay") return command_replay(argc, argv);

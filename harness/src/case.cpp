@@ -88,6 +88,32 @@ std::string alignment_class(const norm_case& c) {
   return "aligned";
 }
 
+std::uint32_t layout_bits(const matrix_layout& l, std::int64_t n, nc_dtype type) {
+  const std::int64_t size = std::int64_t(size_of(type));
+  std::uint32_t bits = 0;
+  if (l.col_stride != 1) bits |= NC_LAYOUT_COLUMN_STRIDED;
+  if (l.row_stride != n) bits |= (l.row_stride * size) % 16 == 0 ? NC_LAYOUT_PADDED_ROWS : NC_LAYOUT_MISALIGNED;
+  if (l.offset != 0) bits |= (l.offset * size) % 16 == 0 ? NC_LAYOUT_OFFSETS : NC_LAYOUT_MISALIGNED;
+  return bits;
+}
+
+std::uint32_t layout_bits(const vector_layout& l, nc_dtype type) {
+  std::uint32_t bits = 0;
+  if (l.stride != 1) bits |= NC_LAYOUT_COLUMN_STRIDED;
+  if (l.offset != 0)
+    bits |= (l.offset * std::int64_t(size_of(type))) % 16 == 0 ? NC_LAYOUT_OFFSETS : NC_LAYOUT_MISALIGNED;
+  return bits;
+}
+
+std::uint32_t layout_bits(const norm_case& c, bool with_r) {
+  std::uint32_t bits = 0;
+  for (const matrix_layout* l : {&c.layout.x, &c.layout.y, &c.layout.dy, &c.layout.dx})
+    bits |= layout_bits(*l, c.n, c.x_dtype);
+  bits |= layout_bits(c.layout.gamma, c.gamma_dtype) | layout_bits(c.layout.dgamma, c.gamma_dtype);
+  if (with_r) bits |= layout_bits(c.layout.r, NC_F32);
+  return bits;
+}
+
 std::string size_class(const norm_case& c) {
   const std::int64_t elements = c.m * c.n;
   if (c.m == 0) return "empty";

@@ -1,5 +1,6 @@
 #include "normcheck/harness/execute.hpp"
 
+#include <cstdio>
 #include <cstring>
 
 #include "normcheck/harness/failure.hpp"
@@ -82,20 +83,83 @@ std::vector<std::uint32_t> elements_of(const guarded_buffer& b) {
 
 }  // namespace
 
+std::string declared_context(const kernel& k, const norm_case& c) {
+  std::string text = "a call inside its declared capabilities (" + k.capabilities().describe() + "): dtype pair " +
+                     dtype_class(c) + ", layouts ";
+  const std::uint32_t bits = layout_bits(c, k.capabilities().writes_r());
+  if (bits == 0) text += "dense";
+  for (std::uint32_t b = 1; b <= NC_LAYOUT_COLUMN_STRIDED; b <<= 1)
+    if (bits & b) text += std::string(text.back() == ' ' ? "" : ", ") + layout_name(b);
+  char eps[32];
+  std::snprintf(eps, sizeof eps, "%g", double(c.epsilon));
+  return text + ", M = " + std::to_string(c.m) + ", N = " + std::to_string(c.n) + ", epsilon " + eps;
+}
+
+namespace {
+
+// a call of a kernel inside its declared capabilities: NC_ERR_UNSUPPORTED there is a broken
+// declaration, a failure of the property that made the call
+template <class F>
+void declared_call(const kernel& k, const norm_case& c, const char* which, F&& call) {
+  try {
+    call();
+  } catch (const kernel_error& e) {
+    if (e.status != NC_ERR_UNSUPPORTED) throw;
+    throw property_failure(std::string("the kernel answered NC_ERR_UNSUPPORTED to the ") + which + " for " +
+                           declared_context(k, c) + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+std::string outside_capabilities(const capabilities& caps, const norm_case& c) {
+  std::string why;
+  const auto add = [&](const std::string& what) { why += (why.empty() ? "" : ", ") + what; };
+  if (!caps.serves(c.x_dtype, c.gamma_dtype)) add("dtype pair " + dtype_class(c));
+  const std::uint32_t bits = layout_bits(c, caps.writes_r()) & ~caps.layouts;
+  for (std::uint32_t b = 1; b <= NC_LAYOUT_COLUMN_STRIDED; b <<= 1)
+    if (bits & b) add(std::string("layout ") + layout_name(b));
+  if (!caps.takes_epsilon(c.epsilon)) add("epsilon " + std::to_string(c.epsilon));
+  if (caps.max_n > 0 && c.n > caps.max_n) add("N = " + std::to_string(c.n));
+  if (caps.max_elements > 0 && c.m * c.n > caps.max_elements) add("M*N = " + std::to_string(c.m * c.n));
+  return why;
+}
+
 outputs execute(const kernel& k, const norm_case& c, calls which) {
+  const capabilities& caps = k.capabilities();
+  // the generators draw inside the declaration: a case outside it is normcheck's own bug (or a
+  // case file replayed on another kernel), never the kernel's
+  if (const std::string why = outside_capabilities(caps, c); !why.empty())
+    throw std::invalid_argument("the case lies outside the capabilities the kernel declares (" + caps.describe() +
+                                "): " + why + "; a harness defect if a generator drew it");
   case_buffers a(k, c);
   outputs out;
-  const nc_forward_args f = a.forward_args();
+  nc_forward_args f = a.forward_args();
   out.forward_path = k.forward_path(f);
-  // the backward's outputs must come out of the forward untouched
+  // the backward's outputs must come out of the forward untouched; a kernel that writes no r
+  // gets r.data = NULL (abi.h NC_NO_R), and its r buffer must stay as it is
   a.dx.freeze();
   a.dgamma.freeze();
-  k.forward(f);
-  k.synchronize();
+  if (!caps.writes_r()) {
+    f.r.data = nullptr;
+    a.r.freeze();
+  }
+  declared_call(k, c, "forward", [&] {
+    k.forward(f);
+    k.synchronize();
+  });
   if (auto problem = a.check("forward")) throw property_failure(*problem);
   out.y = elements_of(a.y);
-  out.r = elements_of(a.r);
+  // no r: zeros, so that comparisons of two runs' r hold and the differential skips it
+  out.r = caps.writes_r() ? elements_of(a.r) : std::vector<std::uint32_t>(std::size_t(c.m), 0u);
   if (which == calls::forward) return out;
+  if (!caps.backward()) {
+    // a forward-only kernel: zeros, so that comparisons of two runs hold; the properties about
+    // the backward itself are not run on it (property::needs)
+    out.dx.assign(std::size_t(c.m * c.n), 0u);
+    out.dgamma.assign(std::size_t(c.n), 0u);
+    return out;
+  }
 
   // the backward reads the r the forward wrote, and leaves it and y as they are
   a.r.freeze();
@@ -103,14 +167,17 @@ outputs execute(const kernel& k, const norm_case& c, calls which) {
   a.dx.reopen();
   a.dgamma.reopen();
   nc_backward_args b = a.backward_args();
-  const std::size_t workspace_bytes = k.workspace_size(b);
+  std::size_t workspace_bytes = 0;
+  declared_call(k, c, "workspace query", [&] { workspace_bytes = k.workspace_size(b); });
   out.workspace_bytes = workspace_bytes;
   guarded_scratch workspace(k, workspace_bytes);
   b.workspace = workspace.data();
   b.workspace_bytes = workspace_bytes;
   out.backward_path = k.backward_path(b);
-  k.backward(b);
-  k.synchronize();
+  declared_call(k, c, "backward", [&] {
+    k.backward(b);
+    k.synchronize();
+  });
   if (auto problem = a.check("backward")) throw property_failure(*problem);
   if (auto problem = workspace.check(false)) throw property_failure("after the backward: " + *problem);
   out.dx = elements_of(a.dx);

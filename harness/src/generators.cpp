@@ -5,7 +5,9 @@
 #include <cfloat>
 #include <cmath>
 #include <numbers>
+#include <limits>
 #include <set>
+#include <tuple>
 
 namespace nc::harness {
 
@@ -462,24 +464,56 @@ case_profile case_profile::non_finite() {
   return p;
 }
 
+namespace {
+const capabilities whole_contract{};
+thread_local const capabilities* current_domain = &whole_contract;
+}  // namespace
+
+const capabilities& drawing_domain() { return *current_domain; }
+
+scoped_domain::scoped_domain(capabilities domain) : domain_(std::move(domain)), previous_(current_domain) {
+  current_domain = &domain_;
+}
+scoped_domain::~scoped_domain() { current_domain = previous_; }
+
+rc::Gen<std::pair<nc_dtype, nc_dtype>> gen_served_pair(std::uint32_t among) {
+  return rc::gen::exec([among] {
+    std::vector<std::pair<nc_dtype, nc_dtype>> pairs;
+    for (const auto& pair : dtype_pairs)
+      if ((among & pair_of(pair.first, pair.second)) && drawing_domain().serves(pair.first, pair.second))
+        pairs.push_back(pair);
+    if (pairs.empty())
+      for (const auto& pair : dtype_pairs)
+        if (among & pair_of(pair.first, pair.second)) pairs.push_back(pair);
+    return pairs[*gen_weighted_index(std::vector<int>(pairs.size(), 1))];
+  });
+}
+
 rc::Gen<norm_case> gen_case(const case_profile& profile) {
   return rc::gen::exec([profile] {
+    const capabilities& domain = drawing_domain();
     norm_case c;
-    // the size class: tiny, small, large (many elements), long rows, tall batches
-    const std::int64_t budgets[] = {profile.tiny_elements, profile.small_elements, profile.large_elements,
-                                    profile.large_elements, profile.tall_elements};
+    // the size class: tiny, small, large (many elements), long rows, tall batches; a class the
+    // kernel's limits leave no room for goes to the small class
+    const std::int64_t limit = domain.max_elements > 0 ? domain.max_elements : std::numeric_limits<std::int64_t>::max();
+    const std::int64_t longest = domain.max_n > 0 ? domain.max_n : std::numeric_limits<std::int64_t>::max();
+    const std::int64_t budgets[] = {std::min(profile.tiny_elements, limit), std::min(profile.small_elements, limit),
+                                    std::min(profile.large_elements, limit), std::min(profile.large_elements, limit),
+                                    std::min(profile.tall_elements, limit)};
+    const int long_percent = longest > 4096 && limit > 4096 ? profile.long_percent : 0;
+    const int tall_percent = profile.tall_rows <= limit ? profile.tall_percent : 0;
     const std::size_t size_class = *gen_weighted_index(
-        {profile.tiny_percent,
-         100 - profile.tiny_percent - profile.large_percent - profile.long_percent - profile.tall_percent,
-         profile.large_percent, profile.long_percent, profile.tall_percent});
+        {profile.tiny_percent, 100 - profile.tiny_percent - profile.large_percent - long_percent - tall_percent,
+         profile.large_percent, long_percent, tall_percent});
     const std::int64_t budget = budgets[size_class];
-    const auto [x_dtype, gamma_dtype] = dtype_pairs[*gen_weighted_index({1, 1, 1, 1, 1})];
-    c.x_dtype = x_dtype, c.gamma_dtype = gamma_dtype;
+    // the dtype pair: one the kernel serves (shrinking toward the first it serves)
+    std::tie(c.x_dtype, c.gamma_dtype) = *gen_served_pair(NC_PAIRS_ALL);
     if (size_class == 4) {
       c.m = *gen_uniform(profile.tall_rows, 4 * profile.tall_rows, profile.tall_rows);
-      c.n = *gen_columns(c.x_dtype, std::max<std::int64_t>(1, budget / c.m));
+      c.m = std::min(c.m, budget);
+      c.n = *gen_columns(c.x_dtype, std::min(longest, std::max<std::int64_t>(1, budget / c.m)));
     } else {
-      const std::int64_t max_n = budget / std::max<std::int64_t>(1, profile.min_rows);
+      const std::int64_t max_n = std::min(longest, std::max<std::int64_t>(1, budget / std::max<std::int64_t>(1, profile.min_rows)));
       c.n = size_class == 3 ? *gen_long_columns(c.x_dtype, max_n) : *gen_columns(c.x_dtype, max_n);
       const std::int64_t rows = *gen_rows(profile.empty_percent, profile.min_rows);
       c.m = rows == 0 ? 0 : std::max(profile.min_rows, std::min(rows, budget / c.n));
@@ -510,10 +544,21 @@ rc::Gen<norm_case> gen_case(const case_profile& profile) {
         *out[k - 4] = materialize(s);
       }
     }
+    // an operand whose layout the kernel does not serve is dense instead
+    for (matrix_layout* l : {&c.layout.x, &c.layout.y, &c.layout.dy, &c.layout.dx})
+      if (!domain.serves_layouts(layout_bits(*l, c.n, c.x_dtype))) *l = {0, c.n, 1};
+    for (vector_layout* l : {&c.layout.gamma, &c.layout.dgamma})
+      if (!domain.serves_layouts(layout_bits(*l, c.gamma_dtype))) *l = {0, 1};
+    if (!domain.serves_layouts(layout_bits(c.layout.r, NC_F32))) c.layout.r = {0, 1};
 
-    std::vector<int> weights;
-    for (const auto& [w, e] : profile.epsilons) weights.push_back(w);
-    c.epsilon = profile.epsilons[*gen_weighted_index(weights)].second;
+    // ε: the profile's mix, or one of the values the kernel takes
+    if (domain.any_epsilon()) {
+      std::vector<int> weights;
+      for (const auto& [w, e] : profile.epsilons) weights.push_back(w);
+      c.epsilon = profile.epsilons[*gen_weighted_index(weights)].second;
+    } else {
+      c.epsilon = domain.epsilons[*gen_weighted_index(std::vector<int>(domain.epsilons.size(), 1))];
+    }
 
     c.gamma = *gen_values(c.gamma_dtype, 1, c.n, profile.gamma);
     row_block rows_of_values = *gen_row_block(c.x_dtype, c.m, c.n, profile.min_rows, profile.x, profile.dy);

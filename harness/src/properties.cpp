@@ -14,6 +14,7 @@
 #include <cmath>
 #include <numeric>
 #include <sstream>
+#include <tuple>
 
 #include "normcheck/harness/execute.hpp"
 #include "normcheck/harness/failure.hpp"
@@ -216,8 +217,12 @@ void check_forward_differential(const kernel& k, const norm_case& c, observation
   tag_domain(o, exact.rows);
   verdicts v(table_binding(c));
   v.oracle_matrix("y", c.x_dtype, out.y, c.m, c.n, exact.y, exact.y_bound, exact.rows);
-  v.oracle_vector("r", NC_F32, out.r, exact.r, exact.r_bound, exact.rows, false);
-  v.finish(o, "y and r must match the exact oracle");
+  if (k.capabilities().writes_r()) {
+    v.oracle_vector("r", NC_F32, out.r, exact.r, exact.r_bound, exact.rows, false);
+    v.finish(o, "y and r must match the exact oracle");
+  } else {
+    v.finish(o, "y must match the exact oracle");
+  }
 }
 
 void check_dx_differential(const kernel& k, const norm_case& c, observation& o) {
@@ -323,7 +328,8 @@ rc::Gen<norm_case> batch_cases() {
 }
 
 // rows [first, first + count) of c, each at the same address modulo 16 bytes as in the batch
-norm_case rows_of(const norm_case& c, std::int64_t first, std::int64_t count) {
+// (a kernel that does not serve the offsets this takes gets the rows at offset 0 instead)
+norm_case rows_of(const norm_case& c, std::int64_t first, std::int64_t count, const capabilities& caps) {
   norm_case s = c;
   s.m = count;
   s.x.assign(c.x.begin() + first * c.n, c.x.begin() + (first + count) * c.n);
@@ -334,16 +340,20 @@ norm_case rows_of(const norm_case& c, std::int64_t first, std::int64_t count) {
   for (matrix_layout* l : {&s.layout.x, &s.layout.y, &s.layout.dy, &s.layout.dx})
     l->offset = (l->offset + first * l->row_stride) % per_vector;
   s.layout.r.offset = (s.layout.r.offset + first * s.layout.r.stride) % 4;
+  if (!caps.serves_layouts(layout_bits(s, caps.writes_r())))
+    for (std::int64_t* offset : {&s.layout.x.offset, &s.layout.y.offset, &s.layout.dy.offset, &s.layout.dx.offset,
+                                 &s.layout.r.offset})
+      *offset = 0;
   return s;
 }
 
 // row i of c alone
-norm_case alone(const norm_case& c, std::int64_t i) { return rows_of(c, i, 1); }
+norm_case alone(const norm_case& c, std::int64_t i, const capabilities& caps) { return rows_of(c, i, 1, caps); }
 
 void check_batch_invariance(const kernel& k, const norm_case& c, observation& o) {
   const std::int64_t i = std::stoll(parameter(c, "row"));
   const outputs batch = execute(k, c, calls::forward_and_backward);
-  const outputs single = execute(k, alone(c, i), calls::forward_and_backward);
+  const outputs single = execute(k, alone(c, i, k.capabilities()), calls::forward_and_backward);
   tag_case(o, c), tag_paths(o, batch);
   o.tag("row", i == 0 ? "first" : i == c.m - 1 ? "last" : "inside");
   verdicts v;
@@ -654,9 +664,7 @@ rc::Gen<norm_case> tall_wide_cases() {
   return rc::gen::noShrink(rc::gen::exec([] {
     static const case_profile profile = case_profile::differential();
     norm_case c;
-    const nc_dtype types[] = {NC_F32, NC_F16, NC_BF16};
-    c.x_dtype = types[*gen_weighted_index({1, 1, 1})];
-    c.gamma_dtype = *gen_weighted_index({1, 1}) == 0 ? c.x_dtype : NC_F32;
+    std::tie(c.x_dtype, c.gamma_dtype) = *gen_served_pair(NC_PAIRS_ALL);
     // N past the warp paths (more than 128 vectors, more than 1024 elements); two thirds whole
     // vectors (the vector block paths), the rest ragged (the strided block path), as is every
     // case whose x is one element off 16 bytes
@@ -665,7 +673,7 @@ rc::Gen<norm_case> tall_wide_cases() {
     if (*gen_weighted_index({2, 1}) == 0) c.n = c.n / w * w;
     c.m = std::min(*gen_uniform(2200, 4400, 2200), (std::int64_t(1) << 22) / c.n);
     c.layout = contiguous_layouts(c.n);
-    if (*gen_weighted_index({3, 1}) == 1) c.layout.x.offset = 1;
+    if (*gen_weighted_index({3, 1}) == 1 && drawing_domain().serves_layouts(NC_LAYOUT_MISALIGNED)) c.layout.x.offset = 1;
     c.epsilon = 1e-6f;
     draw_values(c, profile);
     return c;
@@ -682,7 +690,7 @@ void check_tall_batch(const kernel& k, const norm_case& c, observation& o) {
   if (slots < 1) v.fail("the backward asked for no partial table");
   for (std::int64_t first = slots; slots >= 1 && first < c.m; first += slots) {
     const std::int64_t count = std::min(slots, c.m - first);
-    const norm_case piece = rows_of(c, first, count);
+    const norm_case piece = rows_of(c, first, count, k.capabilities());
     const outputs p = execute(k, piece, calls::forward_and_backward);
     const auto rows = [&](const std::vector<std::uint32_t>& v, std::int64_t width) {
       return std::vector<std::uint32_t>(v.begin() + first * width, v.begin() + (first + count) * width);
@@ -709,8 +717,8 @@ rc::Gen<norm_case> far_row_cases() {
   return rc::gen::noShrink(rc::gen::exec([] {
     static const case_profile profile = case_profile::differential();
     norm_case c;
-    c.x_dtype = *gen_weighted_index({1, 1}) == 0 ? NC_F16 : NC_BF16;
-    c.gamma_dtype = *gen_weighted_index({1, 1}) == 0 ? c.x_dtype : NC_F32;
+    std::tie(c.x_dtype, c.gamma_dtype) =
+        *gen_served_pair(NC_PAIR_F16 | NC_PAIR_BF16 | NC_PAIR_F16_GAMMA_F32 | NC_PAIR_BF16_GAMMA_F32);
     c.n = *gen_columns(c.x_dtype, 96);
     c.m = *gen_uniform(2, 3, 2);
     c.layout = contiguous_layouts(c.n);
@@ -723,6 +731,36 @@ rc::Gen<norm_case> far_row_cases() {
 
 
 }  // namespace
+
+// ---- what properties need of a kernel ----
+
+std::string needs_backward(const capabilities& caps) {
+  return caps.backward() ? "" : "the kernel declares no backward (NC_FORWARD_ONLY)";
+}
+
+std::string needs_layouts(const capabilities& caps) {
+  return caps.layouts != 0 ? "" : "it compares strided views with dense ones: the kernel declares dense operands only";
+}
+
+std::string needs_any_epsilon(const capabilities& caps) {
+  return caps.any_epsilon() ? "" : "it scales epsilon by 4^k: the kernel's epsilon is fixed";
+}
+
+std::string needs_far_rows(const capabilities& caps) {
+  if (!caps.serves_layouts(NC_LAYOUT_PADDED_ROWS)) return "it needs padded rows (a row stride past 2^32)";
+  if (!(caps.dtype_pairs & (NC_PAIR_F16 | NC_PAIR_BF16 | NC_PAIR_F16_GAMMA_F32 | NC_PAIR_BF16_GAMMA_F32)))
+    return "it needs an fp16 or bf16 x";
+  if (caps.max_elements > 0) return "it needs M*N past 2^32 elements of x's buffer: the kernel declares a size limit";
+  if (caps.max_n > 0 && caps.max_n < 96) return "it needs rows of up to 96 elements";
+  return "";
+}
+
+std::string needs_tall_backward(const capabilities& caps) {
+  if (!caps.backward()) return needs_backward(caps);
+  if ((caps.max_n > 0 && caps.max_n < 1900) || (caps.max_elements > 0 && caps.max_elements < (std::int64_t(1) << 22)))
+    return "it needs 4M-element batches of rows up to 1900 long";
+  return "";
+}
 
 // the contract property lives in contract.cpp
 property contract_property();
@@ -760,38 +798,43 @@ const std::vector<property>& all_properties() {
         // the row loops); 4% of the wide cases
         {"dx_matches_the_exact_oracle", {"backward"}, 3750, differential_cases(4), check_dx_differential,
          join({every_dtype, every_alignment, every_size, backward_paths,
-               {{"domain", "every row in", 0.5}, {"size", "tall", 0.01}}})},
+               {{"domain", "every row in", 0.5}, {"size", "tall", 0.01}}}),
+         "", 0, needs_backward},
         {"dgamma_matches_the_exact_oracle", {"gamma"}, 3000, differential_cases(4), check_dgamma_differential,
          join({every_dtype, every_size, backward_paths,
                {{"rows", "0", 0.005}, {"rows", "1", 0.05}, {"rows", "2-16", 0.1}, {"rows", "17+", 0.2},
-                {"size", "tall", 0.01}}})},
+                {"size", "tall", 0.01}}}),
+         "", 0, needs_backward},
         {"scaling_x_by_2_to_the_k_keeps_y_and_scales_dx", {"forward", "backward"}, 2250, scaling_cases(),
-         check_scaling, join({every_dtype, {{"k", "positive", 0.3}, {"k", "negative", 0.3}}})},
+         check_scaling, join({every_dtype, {{"k", "positive", 0.3}, {"k", "negative", 0.3}}}), "", 0,
+         needs_any_epsilon},
         {"a_row_gives_the_same_bits_alone_as_in_its_batch", {"forward", "backward"}, 2250, batch_cases(),
          check_batch_invariance, join({every_dtype, every_alignment, {{"row", "inside", 0.3}}})},
         {"a_strided_view_gives_the_bits_of_its_contiguous_copy", {"forward", "backward", "gamma"}, 2250,
          layout_cases(), check_layout_invariance,
          join({every_dtype, {{"paths", "same", 0.3}, {"paths", "forward differs", 0.1},
-                             {"alignment", "misaligned", 0.15}, {"alignment", "column strided", 0.08}}})},
+                             {"alignment", "misaligned", 0.15}, {"alignment", "column strided", 0.08}}}),
+         "", 0, needs_layouts},
         {"two_runs_give_bit_identical_outputs", {"forward", "backward", "gamma"}, 1500, plain_cases(),
          check_determinism, join({every_dtype, forward_paths})},
         {"permuting_rows_permutes_y_r_and_dx", {"forward", "backward", "gamma"}, 1500, permutation_cases(),
          check_permutation, every_dtype},
         {"sum_of_x_times_dx_matches_its_closed_form", {"backward"}, 2250, plain_cases(), check_sum_x_dx,
-         join({every_dtype, {{"epsilon", "zero", 0.05}, {"domain", "every row in", 0.5}}})},
+         join({every_dtype, {{"epsilon", "zero", 0.05}, {"domain", "every row in", 0.5}}}), "", 0, needs_backward},
         {"dx_and_dgamma_are_linear_in_dy", {"backward", "gamma"}, 1500, linearity_cases(), check_linearity,
-         every_dtype},
+         every_dtype, "", 0, needs_backward},
         {"a_non_finite_row_leaves_every_other_row_unchanged", {"forward", "backward"}, 2250, isolation_cases(),
          check_isolation, join({every_dtype, {{"non-finite rows", "one", 0.2}, {"non-finite rows", "several", 0.1}}})},
         contract_property(),
         {"a_batch_taller_than_the_grid_gives_its_pieces_bits", {"forward", "backward"}, 6,
          tall_wide_cases(), check_tall_batch, {{"backward slots", "loop", 0.85}},
-         "up to 4M elements a case; the simt grid of 16 blocks already loops in every other property", 6},
+         "up to 4M elements a case; the simt grid of 16 blocks already loops in every other property", 6,
+         needs_tall_backward},
         {"rows_past_element_2_to_the_31_match_the_exact_oracle", {"forward"}, 1,
          // the forward's check alone: each call moves x's 8.6 GB three times (upload, the check
          // after it), about 15 s a case on the H200's host; kernels/test huge.* covers the backward
          far_row_cases(), check_forward_differential, {},
-         "an 8.6 GB x (row stride 2^32 + N), beyond the host memory the simt backend is given", 1},
+         "an 8.6 GB x (row stride 2^32 + N), beyond the host memory the simt backend is given", 1, needs_far_rows},
     };
     return list;
   }();

@@ -17,6 +17,12 @@ std::int64_t campaign_report::cases() const {
 bool campaign_report::passed() const {
   for (const property_result& r : properties)
     if (!r.passed()) return false;
+  return !nothing_ran();
+}
+
+bool campaign_report::nothing_ran() const {
+  for (const property_result& r : properties)
+    if (r.skipped.empty()) return false;
   return true;
 }
 
@@ -63,6 +69,7 @@ const char* judged_name(class_share::verdict v) {
     case class_share::verdict::reached: return "reached";
     case class_share::verdict::below: return "below";
     case class_share::verdict::too_few_cases: return "too few cases";
+    case class_share::verdict::reached_within_chance: return "below, within chance";
   }
   return "?";
 }
@@ -78,9 +85,20 @@ std::string format_summary(const campaign_report& report) {
         << std::setprecision(3) << r.max_error_in_bounds << std::setw(13) << r.fixed_table_misses << std::setw(9)
         << std::fixed << std::setprecision(1) << r.seconds << std::defaultfloat << "  " << verdict(r)
         << (r.skipped.empty() ? "" : " (" + r.skipped + ")") << "\n";
+  std::vector<std::string> skipped;
+  for (const property_result& r : report.properties)
+    if (!r.skipped.empty()) skipped.push_back(r.name);
+  if (!report.not_served.empty() || !skipped.empty()) {
+    out << "not exercised (the kernel declares " << report.capabilities << "):\n";
+    for (const std::string& what : report.not_served) out << "  - " << what << ": never drawn\n";
+    for (const std::string& name : skipped) out << "  - property " << name << ": skipped (see above)\n";
+  }
   const double rate = report.seconds > 0 ? double(report.cases()) / report.seconds : 0.0;
   out << report.cases() << " cases in " << std::fixed << std::setprecision(1) << report.seconds << " s: "
-      << std::setprecision(1) << rate << " cases/s; " << (report.passed() ? "every property passed" : "FAILED")
+      << std::setprecision(1) << rate << " cases/s; "
+      << (report.nothing_ran()   ? "FAILED: every property was skipped, nothing was checked"
+          : report.passed() ? "every property passed"
+                            : "FAILED")
       << "\n";
   return out.str();
 }
@@ -115,7 +133,13 @@ std::string to_json(const campaign_report& report) {
       << "  \"seed\": " << report.seed << ",\n  \"case_scale\": " << json_number(report.scale) << ",\n"
       << "  \"seconds\": " << json_number(report.seconds) << ",\n  \"cases\": " << report.cases() << ",\n"
       << "  \"cases_per_second\": " << json_number(report.seconds > 0 ? double(report.cases()) / report.seconds : 0)
-      << ",\n  \"passed\": " << (report.passed() ? "true" : "false") << ",\n  \"properties\": [";
+      << ",\n  \"passed\": " << (report.passed() ? "true" : "false")
+      << ",\n  \"capabilities\": " << json_string(report.capabilities) << ",\n  \"not_exercised\": [";
+  for (std::size_t i = 0; i < report.not_served.size(); ++i) out << (i ? ", " : "") << json_string(report.not_served[i]);
+  for (const property_result& r : report.properties)
+    if (!r.skipped.empty())
+      out << (out.str().back() == '[' ? "" : ", ") << json_string("property " + r.name + ": " + r.skipped);
+  out << "],\n  \"properties\": [";
   for (std::size_t i = 0; i < report.properties.size(); ++i) {
     const property_result& r = report.properties[i];
     out << (i ? "," : "") << "\n    {\"name\": " << json_string(r.name) << ", \"kind\": " << json_string(kind_of(r.name))

@@ -127,6 +127,54 @@ TEST(generators, the_listed_columns_include_the_path_thresholds_either_side) {
     EXPECT_TRUE(n.count(v)) << v;
 }
 
+TEST(generators, every_case_lies_inside_the_kernels_declared_capabilities) {
+  // a partial kernel: fp16 with fp16 gamma or bf16 with fp32 gamma, padded rows only, rows of
+  // at most 300, 5000 elements, epsilon 1e-5 or 0
+  capabilities caps;
+  caps.dtype_pairs = NC_PAIR_F16 | NC_PAIR_BF16_GAMMA_F32;
+  caps.layouts = NC_LAYOUT_PADDED_ROWS;
+  caps.epsilons = {1e-5f, 0.0f};
+  caps.max_n = 300;
+  caps.max_elements = 5000;
+  const scoped_domain domain(caps);
+  std::set<std::string> dtypes;
+  std::set<float> epsilons;
+  bool padded = false;
+  for (std::uint64_t seed = 1; seed <= 400; ++seed) {
+    const norm_case c = sample_case(seed);
+    EXPECT_EQ(outside_capabilities(caps, c), "") << describe(c);
+    dtypes.insert(dtype_class(c));
+    epsilons.insert(c.epsilon);
+    padded |= (layout_bits(c) & NC_LAYOUT_PADDED_ROWS) != 0;
+  }
+  // and the declaration is covered, not only respected
+  EXPECT_EQ(dtypes, (std::set<std::string>{"fp16", "bf16+fp32 gamma"}));
+  EXPECT_EQ(epsilons, (std::set<float>{1e-5f, 0.0f}));
+  EXPECT_TRUE(padded);
+}
+
+TEST(case, layout_bits_name_what_a_layout_needs_beyond_dense) {
+  EXPECT_EQ(layout_bits(matrix_layout{0, 257, 1}, 257, NC_F32), 0u);  // dense, even with rows off 16 bytes
+  EXPECT_EQ(layout_bits(matrix_layout{0, 260, 1}, 257, NC_F32), std::uint32_t(NC_LAYOUT_PADDED_ROWS));
+  EXPECT_EQ(layout_bits(matrix_layout{0, 258, 1}, 257, NC_F32), std::uint32_t(NC_LAYOUT_MISALIGNED));
+  EXPECT_EQ(layout_bits(matrix_layout{8, 16, 1}, 16, NC_F16), std::uint32_t(NC_LAYOUT_OFFSETS));
+  EXPECT_EQ(layout_bits(matrix_layout{3, 16, 1}, 16, NC_F16), std::uint32_t(NC_LAYOUT_MISALIGNED));
+  EXPECT_EQ(layout_bits(matrix_layout{0, 1, 5}, 4, NC_F32), std::uint32_t(NC_LAYOUT_COLUMN_STRIDED | NC_LAYOUT_MISALIGNED));
+  EXPECT_EQ(layout_bits(vector_layout{0, 2}, NC_F32), std::uint32_t(NC_LAYOUT_COLUMN_STRIDED));
+}
+
+TEST(campaign, a_share_is_below_its_minimum_only_when_chance_cannot_explain_it) {
+  // P(X <= k) for Binomial(n, p), against sums written out
+  EXPECT_NEAR(binomial_lower_tail(0, 10, 0.1), std::pow(0.9, 10), 1e-12);
+  EXPECT_NEAR(binomial_lower_tail(1, 10, 0.1), std::pow(0.9, 10) + 10 * 0.1 * std::pow(0.9, 9), 1e-12);
+  EXPECT_EQ(binomial_lower_tail(10, 10, 0.5), 1.0);
+  // 20 cases at a 15% minimum: even 0 hits happen 3.9% of the time, so nothing can be judged
+  EXPECT_GT(binomial_lower_tail(0, 20, 0.15), share_test_level);
+  // 4500 cases at 8%: 300 hits (6.7%) is within chance, 250 (5.6%) is not
+  EXPECT_GT(binomial_lower_tail(300, 4500, 0.08), share_test_level);
+  EXPECT_LT(binomial_lower_tail(250, 4500, 0.08), share_test_level);
+}
+
 TEST(guarded_buffer, the_fillers_are_nans_and_only_the_poison_signals) {
   for (nc_dtype t : {NC_F32, NC_F16, NC_BF16}) {
     EXPECT_TRUE(std::isnan(value_of(t, gap_nan(t))));

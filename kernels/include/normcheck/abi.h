@@ -31,6 +31,34 @@
  * plugin's last_error() names the argument, its value and the rule broken. A call
  * rejected with NC_ERR_INVALID_ARGUMENT has written nothing: outputs and workspace
  * are bit-identical to what they were.
+ *
+ * The contract, every rule the harness checks (normcheck's contract property breaks each one
+ * and the guarded buffers watch every byte; kernels/src/contract.cpp is one checker of it):
+ *   - Messages. last_error() names the broken argument in single quotes: 'x', or a field of it,
+ *     'x.row_stride'; the harness looks for that quoted name. E.g.
+ *     "argument 'x.col_stride' = 0: must be nonzero". last_error() never returns NULL.
+ *   - Shapes. M >= 0, N >= 1. M = 0 writes nothing to y, r, dx and writes dgamma = 0 (a sum
+ *     over no rows). epsilon is finite and >= 0 (0 allowed: a zero row then gives what the
+ *     math gives, r = Inf).
+ *   - dtypes. x, y, dy, dx one of fp32, fp16, bf16, all the same; gamma x's dtype or fp32;
+ *     dgamma gamma's dtype; r fp32. Any other value, and any out-of-enum value, is invalid.
+ *   - Layouts. Data pointers non-NULL (r's only when the plugin writes r); offsets >= 0;
+ *     column strides nonzero; an operand's rows may not overlap one another; no element index
+ *     may overflow int64 (offset + (M-1)*|row_stride| + (N-1)*|col_stride|).
+ *   - Overlap. No output (y, r, dx, dgamma, the workspace) may share a byte with any other
+ *     operand, input or output, of the same call (the byte ranges its elements can touch).
+ *   - Workspace. workspace_size(args) depends only on M, N and the dtypes; the backward needs
+ *     workspace_bytes >= that and, when it is > 0, a non-NULL, 16-byte aligned workspace. The
+ *     workspace is scratch: its contents before and after the call mean nothing, its bytes
+ *     outside [workspace, workspace + workspace_bytes) are never touched.
+ *   - Results. Every element of every output is written on NC_OK (nothing else is); inputs
+ *     are never written; rows are independent (NaN/Inf in one row never reach another's
+ *     outputs); dgamma is deterministic (bit-identical run to run for the same call); the
+ *     forward's y and r for a row depend on that row only (batch invariance).
+ *   - Partial plugins (version 2): a valid call outside nc_capabilities may be answered
+ *     NC_ERR_UNSUPPORTED, nothing written; an invalid call outside them may be answered
+ *     NC_ERR_UNSUPPORTED or NC_ERR_INVALID_ARGUMENT. Inside them NC_ERR_UNSUPPORTED is a
+ *     failure of the capability named.
  */
 #ifndef NORMCHECK_ABI_H
 #define NORMCHECK_ABI_H

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,10 +33,16 @@ struct campaign_options {
   double scale = 1.0;        ///< multiplies every property's case count (NORMCHECK_CASE_SCALE)
   std::int64_t cases = 0;    ///< when > 0, every property runs this many cases instead
   std::string case_dir;      ///< where a failing case is written
+  /// when set, every case has this ε (--epsilon: a kernel with ε built in); it must be one the
+  /// kernel declares (check with domain_of)
+  std::optional<float> epsilon;
   /// seconds of shrinking after a property's first failure (NORMCHECK_SHRINK_SECONDS; 0: no
   /// limit); then the smallest failing case found so far is the counterexample
   double shrink_seconds = 30;
   std::function<void(const progress&)> on_progress;  ///< called after every case and shrink step
+  /// called with every case right before it is checked (the isolated worker records the case in
+  /// flight with it, for a crash or a hang inside the call)
+  std::function<void(const norm_case&)> on_case;
 };
 
 /// one class of a distribution dimension
@@ -44,7 +51,8 @@ struct class_share {
   std::int64_t count = 0;
   double share = 0;
   double min_share = 0;  ///< 0: not an intended class
-  enum class verdict { reported, reached, below, too_few_cases } judged = verdict::reported;
+  /// reached_within_chance: under the minimum, by less than the binomial test can tell from chance
+  enum class verdict { reported, reached, below, too_few_cases, reached_within_chance } judged = verdict::reported;
 };
 
 struct property_result {
@@ -62,14 +70,28 @@ struct property_result {
   std::string counterexample;     ///< the shrunk case as RapidCheck shows it
   std::string reproduce;          ///< RC_PARAMS="…" that replays the shrunk case
   std::string case_file;          ///< the case file written for it
+  std::string case_file_error;    ///< why the case file could not be written (empty: it was, or none was due)
+  std::string unsaved_case;       ///< then the case file's text, so the counterexample is not lost
   std::int64_t shrinks = 0;
   std::string skipped;            ///< why the property did not run on this kernel (empty: it ran)
 
-  bool passed() const { return !failed && !distribution_short; }
+  /// a property that ran no case is never a pass (a skipped one is neither pass nor failure)
+  bool passed() const { return !failed && !distribution_short && (cases > 0 || !skipped.empty()); }
 };
 
-/// runs one property on a kernel
+/// the capabilities a campaign draws inside: the kernel's, with ε pinned by options.epsilon;
+/// throws std::invalid_argument when the kernel does not take that ε
+capabilities domain_of(const kernel& k, const campaign_options& options);
+
+/// runs one property on a kernel, drawing inside domain_of(k, options); a property the
+/// domain cannot serve (property::needs) is skipped with the reason
 property_result run_property(const property& p, const kernel& k, const campaign_options& options);
+
+/// P(X <= count) for X ~ Binomial(cases, share): a class whose count this improbable under its
+/// minimum share (below 1e-4) is judged below it; when even a count of 0 is not that
+/// improbable, the class is "too few cases to judge"
+double binomial_lower_tail(std::int64_t count, std::int64_t cases, double share);
+constexpr double share_test_level = 1e-4;
 
 /// cases a property runs under these options
 std::int64_t planned_cases(const property& p, const campaign_options& options);

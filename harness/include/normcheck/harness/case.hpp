@@ -75,6 +75,15 @@ double value_of(nc_dtype type, std::uint32_t bits);
 /// a value rounded to nearest-even into a dtype, as bits
 std::uint32_t bits_of(nc_dtype type, double value);
 
+// ---- which declared capabilities (abi.h NC_LAYOUT_*, NC_PAIR_*) a case needs ----
+
+/// the NC_LAYOUT_* bits an operand's layout needs: dense (offset 0, row stride N, unit column
+/// stride; a vector: offset 0, stride 1) needs none
+std::uint32_t layout_bits(const matrix_layout& l, std::int64_t n, nc_dtype type);
+std::uint32_t layout_bits(const vector_layout& l, nc_dtype type);
+/// the bits every operand of the case needs (r only when with_r)
+std::uint32_t layout_bits(const norm_case& c, bool with_r = true);
+
 // ---- the classes a case falls in, for the distribution tables ----
 
 /// "fp32", "fp16", "bf16", "fp16+fp32 gamma", "bf16+fp32 gamma"

@@ -25,9 +25,19 @@ struct outputs {
 
 enum class calls { forward, forward_and_backward };
 
-/// runs c on k; throws property_failure for a memory violation, and what the kernel throws
-/// (contract_error, kernel_error) for a call it rejects or fails
+/// runs c on k; throws property_failure for a memory violation or an NC_ERR_UNSUPPORTED (the
+/// generators draw inside the kernel's declared capabilities), and what the kernel throws
+/// (contract_error, kernel_error) for a call it rejects or fails. A forward-only kernel runs
+/// only the forward (outputs::dx and dgamma hold zeros); a kernel that writes no r gets
+/// r.data = NULL and outputs::r holds zeros.
 outputs execute(const kernel& k, const norm_case& c, calls which);
+
+/// "a call inside its declared capabilities (…): dtype pair fp16, layouts dense, M = 3, N = 8,
+/// epsilon 1e-06", for the failure of a kernel that does not serve what it declared
+std::string declared_context(const kernel& k, const norm_case& c);
+
+/// what of a case lies outside these capabilities ("" if nothing): execute() refuses such a case
+std::string outside_capabilities(const capabilities& caps, const norm_case& c);
 
 /// The guarded buffers of a case and the calls over them, for properties that build a call
 /// themselves (the contract property breaks one argument of a valid call).

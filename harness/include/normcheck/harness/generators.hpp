@@ -37,6 +37,7 @@
 #include <rapidcheck.h>
 
 #include "normcheck/harness/case.hpp"
+#include "normcheck/kernel.hpp"
 
 namespace nc::harness {
 
@@ -98,7 +99,31 @@ struct case_profile {
   static case_profile non_finite();
 };
 
-/// the generator of cases for a profile
+/// The part of the contract every generator draws inside: the kernel's declared capabilities
+/// (kernel.hpp), narrowed from the command line (--epsilon). A campaign sets it while a
+/// property runs (scoped_domain); outside one it is the whole contract. gen_case draws dtype
+/// pairs, layouts, N, M·N and ε inside it (an operand whose drawn layout the kernel does not
+/// serve is dense instead); the property-specific generators consult it too.
+const capabilities& drawing_domain();
+
+/// sets drawing_domain() for its lifetime (on this thread)
+class scoped_domain {
+ public:
+  explicit scoped_domain(capabilities domain);
+  ~scoped_domain();
+  scoped_domain(const scoped_domain&) = delete;
+  scoped_domain& operator=(const scoped_domain&) = delete;
+
+ private:
+  capabilities domain_;
+  const capabilities* previous_;
+};
+
+/// an (x, gamma) dtype pair among the NC_PAIR_* bits of `among` that drawing_domain() serves
+/// (the first such pair when it serves none of them: a property's `needs` keeps it from running)
+rc::Gen<std::pair<nc_dtype, nc_dtype>> gen_served_pair(std::uint32_t among);
+
+/// the generator of cases for a profile, inside drawing_domain()
 rc::Gen<norm_case> gen_case(const case_profile& profile);
 
 /// values of one operand: rows × cols bit patterns of a dtype, each row of a kind of the mix

@@ -29,10 +29,18 @@ struct observation {
 };
 
 /// a class a property's generator means to hit: the share of its cases must reach min_share
+/// (judged by a one-sided binomial test, campaign.hpp). Only where the class can occur: a
+/// dtype pair the kernel serves, a path the kernel lists (abi.h forward_paths/backward_paths),
+/// layouts and sizes its capabilities allow (intent_applies in campaign.cpp)
+/// why a property (or a class of its cases) cannot occur on a kernel drawn inside these
+/// capabilities ("" if it can)
+using requirement = std::function<std::string(const capabilities&)>;
+
 struct intended_share {
   std::string dimension;
   std::string cls;
   double min_share;
+  requirement needs = {};  ///< the class occurs only where this holds (empty: wherever the dimension allows)
 };
 
 struct property {
@@ -48,6 +56,9 @@ struct property {
   std::string device_only;
   /// when > 0, no run takes more cases than this (cases that each take seconds)
   int max_cases = 0;
+  /// what the property needs of the kernel's capabilities (empty: nothing); a property that
+  /// cannot run is reported as not exercised, with the reason
+  requirement needs;
 };
 
 /// every property, in the order a campaign runs them

@@ -17,9 +17,16 @@ struct campaign_report {
   double scale = 1.0;
   double seconds = 0;
   std::vector<property_result> properties;
+  /// what the kernel declares it serves (capabilities::describe), and what of the contract
+  /// the campaign therefore never exercised (capabilities::not_served; ε pinned by --epsilon)
+  std::string capabilities;
+  std::vector<std::string> not_served;
 
   std::int64_t cases() const;
+  /// every property that ran passed, and at least one ran a case
   bool passed() const;
+  /// no property ran a case (every one skipped): never a pass
+  bool nothing_ran() const;
 };
 
 /// per property: cases, max error in bound units, fixed-table misses, seconds, verdict

@@ -1,0 +1,169 @@
+// Partial kernels: plugins that serve part of the contract and say so (abi.h ABI version 2,
+// nc_capabilities), the way foreign kernels usually are. One source, one variant per build:
+//
+//   PARTIAL_FP32_FORWARD_ONLY  fp32 only, any layout, no backward (NC_FORWARD_ONLY)
+//   PARTIAL_FP16_DENSE         fp16 with fp16 gamma only, dense operands only, forward and backward
+//   PARTIAL_HALF_NO_R          fp16/bf16 with gamma in x's dtype, unit column strides (padded,
+//                              aligned rows), forward only and no r: a FlashInfer-style forward
+//   PARTIAL_FIXED_EPSILON      everything, but epsilon 1e-5 built in and the argument ignored
+//                              (llm.c's kernel); a version-1 plugin that cannot declare it, so
+//                              it passes only with `normcheck check --epsilon 1e-5`
+//
+// Each checks the contract first (an invalid call is NC_ERR_INVALID_ARGUMENT naming the
+// argument, kernels/src/contract.cpp), then its declaration (a valid call outside it is
+// NC_ERR_UNSUPPORTED), then computes in PyTorch's order (rstd, x̂ = x·rstd, y = x̂·γ,
+// dx = rstd·(u − x̂·mean(u·x̂))). The tests run `normcheck check all` on each.
+#include "../example_plugin.hpp"
+
+namespace {
+
+using namespace nc::example;
+
+constexpr float fixed_epsilon = 1e-5f;
+
+#if defined(PARTIAL_FP32_FORWARD_ONLY)
+constexpr const char* plugin_name = "partial-fp32-forward-only";
+const nc_capabilities caps = {NC_PAIR_F32, NC_LAYOUTS_ALL, NC_FORWARD_ONLY, 0, nullptr, 0, 0};
+#elif defined(PARTIAL_FP16_DENSE)
+constexpr const char* plugin_name = "partial-fp16-dense";
+const nc_capabilities caps = {NC_PAIR_F16, 0, 0, 0, nullptr, 0, 0};
+#elif defined(PARTIAL_HALF_NO_R)
+constexpr const char* plugin_name = "partial-half-no-r";
+const nc_capabilities caps = {NC_PAIR_F16 | NC_PAIR_BF16, NC_LAYOUT_PADDED_ROWS | NC_LAYOUT_OFFSETS,
+                              NC_FORWARD_ONLY | NC_NO_R, 0, nullptr, 0, 0};
+#elif defined(PARTIAL_FIXED_EPSILON)
+constexpr const char* plugin_name = "partial-fixed-epsilon";
+#else
+#error "define one PARTIAL_* variant"
+#endif
+
+#ifndef PARTIAL_FIXED_EPSILON
+// the layout bits an operand needs (abi.h NC_LAYOUT_*): the plugin's side of the declaration
+std::uint32_t needs(std::int64_t offset, std::int64_t row_stride, std::int64_t col_stride, std::int64_t n,
+                    std::int64_t size) {
+  std::uint32_t bits = 0;
+  if (col_stride != 1) bits |= NC_LAYOUT_COLUMN_STRIDED;
+  if (row_stride != n) bits |= (row_stride * size) % 16 == 0 ? NC_LAYOUT_PADDED_ROWS : NC_LAYOUT_MISALIGNED;
+  if (offset != 0) bits |= (offset * size) % 16 == 0 ? NC_LAYOUT_OFFSETS : NC_LAYOUT_MISALIGNED;
+  return bits;
+}
+std::int64_t size_of(nc_dtype t) { return t == NC_F32 ? 4 : 2; }
+std::uint32_t needs(const nc_matrix& a, std::int64_t n) {
+  return needs(a.offset, a.row_stride, a.col_stride, n, size_of(a.dtype));
+}
+std::uint32_t needs(const nc_vector& v) { return needs(v.offset, 1, v.stride, 1, size_of(v.dtype)); }
+
+bool served_pair(nc_dtype x, nc_dtype gamma) {
+  const std::uint32_t pair = x == NC_F32 ? (gamma == NC_F32 ? NC_PAIR_F32 : 0)
+                             : x == NC_F16 ? (gamma == NC_F16 ? NC_PAIR_F16 : NC_PAIR_F16_GAMMA_F32)
+                                           : (gamma == NC_BF16 ? NC_PAIR_BF16 : NC_PAIR_BF16_GAMMA_F32);
+  return (caps.dtype_pairs & pair) != 0;
+}
+
+nc_status unsupported(const std::string& what) {
+  last_error_text = std::string(plugin_name) + " does not serve " + what;
+  return NC_ERR_UNSUPPORTED;
+}
+
+nc_status outside(const nc_forward_args& a) {
+  if (!served_pair(a.x.dtype, a.gamma.dtype)) return unsupported("this (x, gamma) dtype pair ('x', 'gamma')");
+  std::uint32_t bits = needs(a.x, a.n) | needs(a.y, a.n) | needs(a.gamma);
+  if (caps.flags & NC_NO_R) {
+    if (a.r.data != nullptr) return unsupported("r ('r.data' must be NULL: it writes no r)");
+  } else {
+    bits |= needs(a.r);
+  }
+  if ((bits & ~caps.layouts) != 0) return unsupported("these layouts ('x', 'y', 'gamma', 'r')");
+  return NC_OK;
+}
+#endif
+
+struct torch_order {
+  static constexpr const char* name = plugin_name;
+
+  static float forward_row(std::int64_t n, const float* x, const float* gamma, float epsilon, float* y) {
+#ifdef PARTIAL_FIXED_EPSILON
+    epsilon = fixed_epsilon;  // built in, as in llm.c: the argument is not read
+#endif
+    float ss = 0.0f;
+    for (std::int64_t j = 0; j < n; ++j) ss += x[j] * x[j];
+    const float rstd = 1.0f / std::sqrt(ss / float(n) + epsilon);
+    for (std::int64_t j = 0; j < n; ++j) y[j] = (x[j] * rstd) * gamma[j];
+    return rstd;
+  }
+
+  static void backward_row(std::int64_t n, const float* x, const float* gamma, const float* dy, float rstd,
+                           float* dx, float* dgamma_term) {
+    float s = 0.0f;
+    for (std::int64_t j = 0; j < n; ++j) s += (dy[j] * gamma[j]) * (x[j] * rstd);
+    const float mean = s / float(n);
+    for (std::int64_t j = 0; j < n; ++j) {
+      const float xhat = x[j] * rstd;
+      dx[j] = rstd * (dy[j] * gamma[j] - xhat * mean);
+      dgamma_term[j] = dy[j] * xhat;
+    }
+  }
+};
+
+#ifndef PARTIAL_FIXED_EPSILON
+// forward without r (NC_NO_R): the row function's r is dropped
+nc_status forward_no_r(const nc_forward_args* a) {
+  return guarded([&] {
+    // the contract's checks of r see a stand-in: this kernel has no r to check
+    nc_forward_args checked = *a;
+    static float stand_in;
+    checked.r = {&stand_in, NC_F32, 0, 1};
+    if (auto v = nc::check_forward(checked)) return rejected(*v);
+    if (nc_status s = outside(*a); s != NC_OK) return s;
+    std::vector<float> x(std::size_t(a->n)), gamma(std::size_t(a->n)), y(std::size_t(a->n));
+    for (std::int64_t j = 0; j < a->n; ++j) gamma[std::size_t(j)] = load(a->gamma.data, a->gamma.dtype, at(a->gamma, j));
+    for (std::int64_t i = 0; i < a->m; ++i) {
+      for (std::int64_t j = 0; j < a->n; ++j) x[std::size_t(j)] = load(a->x.data, a->x.dtype, at(a->x, i, j));
+      torch_order::forward_row(a->n, x.data(), gamma.data(), a->epsilon, y.data());
+      for (std::int64_t j = 0; j < a->n; ++j) store(a->y.data, a->y.dtype, at(a->y, i, j), y[std::size_t(j)]);
+    }
+    return NC_OK;
+  });
+}
+
+nc_status forward_declared(const nc_forward_args* a) {
+  if (caps.flags & NC_NO_R) return forward_no_r(a);
+  if (auto v = nc::check_forward(*a)) return rejected(*v);
+  if (nc_status s = outside(*a); s != NC_OK) return s;
+  return forward<torch_order>(a);
+}
+
+nc_status backward_declared(const nc_backward_args* a) {
+  if (auto v = nc::check_backward(*a, 0)) return rejected(*v);
+  if (!served_pair(a->x.dtype, a->gamma.dtype)) return unsupported("this (x, gamma) dtype pair ('x', 'gamma')");
+  const std::uint32_t bits = needs(a->x, a->n) | needs(a->dy, a->n) | needs(a->dx, a->n) | needs(a->gamma) |
+                             needs(a->dgamma) | needs(a->r);
+  if ((bits & ~caps.layouts) != 0) return unsupported("these layouts ('x', 'dy', 'dx', 'gamma', 'dgamma', 'r')");
+  return backward<torch_order>(a);
+}
+#endif
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) const nc_plugin* normcheck_plugin(uint32_t version) {
+#ifdef PARTIAL_FIXED_EPSILON
+  // version 1 cannot say "epsilon 1e-5 only": the user pins it with --epsilon
+  static const nc_plugin table = [] {
+    nc_plugin t = *nc::example::table<torch_order>(1);
+    return t;
+  }();
+  return version == 1 ? &table : nullptr;
+#else
+  static const nc_plugin table = [] {
+    nc_plugin t = *nc::example::table<torch_order>(NORMCHECK_ABI_VERSION);
+    t.capabilities = 0;  // host memory; what it serves is in caps
+    t.forward = forward_declared;
+    const bool forward_only = (caps.flags & NC_FORWARD_ONLY) != 0;
+    t.backward = forward_only ? nullptr : backward_declared;
+    t.workspace_size = forward_only ? nullptr : t.workspace_size;
+    t.caps = &caps;
+    return t;
+  }();
+  return version == NORMCHECK_ABI_VERSION ? &table : nullptr;
+#endif
+}
