@@ -101,7 +101,7 @@ std::string case_of(const call_spec& c, const arena& a, const std::uint8_t* data
   call_spec shown = c;
   std::vector<std::uint32_t> x, gamma, dy;
   if (!representable) {
-    meta["fuzz.note"] = "not replayable by `normcheck replay`: sizes or dtypes outside the case format";
+    meta["fuzz.note"] = "sizes or dtypes outside the case format: `normcheck replay` runs the raw input beside this file through contract_fuzzer_replay";
     shown.m = std::max<std::int64_t>(c.m, 0) > 65536 ? 0 : std::max<std::int64_t>(c.m, 0);
     shown.n = std::clamp<std::int64_t>(c.n, 1, 65536);
     shown.m = shown.m * shown.n > 65536 ? 0 : shown.m;

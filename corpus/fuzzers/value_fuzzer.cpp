@@ -169,9 +169,20 @@ void check_isolation(const kernel& k, const value_case& vc, const outputs& got) 
   tag("non-finite rows isolated");
 }
 
+// the property whose check this target's failing check is, so that `normcheck replay` re-runs
+// the regression as that property (the oracle comparison of one output, or isolation)
+std::string property_of(const std::string& failure) {
+  const auto says = [&](const char* text) { return failure.find(text) != std::string::npos; };
+  if (says("a row with NaN/Inf")) return "a_non_finite_row_leaves_every_other_row_unchanged";
+  if (says("oracle: dgamma")) return "dgamma_matches_the_exact_oracle";
+  if (says("oracle: dx")) return "dx_matches_the_exact_oracle";
+  if (says("oracle: y") || says("oracle: r")) return "y_and_r_match_the_exact_oracle";
+  return "dx_matches_the_exact_oracle";  // no failure (a corpus entry) or another: forward and backward run
+}
+
 std::string case_file_of(const value_case& vc, const std::uint8_t* data, std::size_t size, const std::string& failure) {
   std::map<std::string, std::string> meta = {{"origin", target},
-                                             {"property", "value_fuzzer"},
+                                             {"property", property_of(failure)},
                                              {"backend", plugin().backend()},
                                              {"kernel", plugin_path_for_files()},
                                              {"kernel_name", plugin().name()},

@@ -10,12 +10,14 @@
 // Exit codes: 0 every property passed, 1 a property failed, 2 a mutant survived (the mutation
 // campaign's), 64 a usage error, 70 the harness could not do its job (a plugin that does not
 // load, an unreadable case file), 77 the backend asked for has no device.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -337,9 +339,55 @@ int command_check(int argc, char** argv) {
   return run_campaign("check " + group, selected, k, options, o.get("json"), true);
 }
 
+// runs <origin>_replay (built beside normcheck) on a fuzz regression's raw input: its exit status
+// is the verdict (0: the input runs clean now, 1: it still fails)
+int replay_fuzz_input(const std::string& case_path, const std::string& origin, const std::string& note) {
+  std::printf("case: %s\nnote: %s\n", case_path.c_str(), note.c_str());
+  if (origin.empty() || origin.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") != std::string::npos)
+    throw std::runtime_error("the case file's origin '" + origin + "' names no fuzz target");
+  const std::string input = case_path.size() > 5 && case_path.ends_with(".case")
+                                ? case_path.substr(0, case_path.size() - 5)
+                                : std::string();
+  if (input.empty() || !std::filesystem::exists(input))
+    throw std::runtime_error("the raw fuzz input of '" + case_path + "' (the same path without .case) is missing");
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path program = (ec ? std::filesystem::path(".") : self.parent_path()) / (origin + "_replay");
+  if (!std::filesystem::exists(program))
+    throw std::runtime_error("the fuzz target's replay program '" + program.string() + "' is not built");
+  std::printf("replayed by %s %s\n", program.c_str(), input.c_str());
+  std::fflush(stdout);
+  const pid_t child = fork();
+  if (child == 0) {
+    execl(program.c_str(), program.c_str(), input.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child) throw std::runtime_error("cannot run '" + program.string() + "'");
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    std::printf("pass: the fuzz input runs clean on this build's kernel\n");
+    return pass;
+  }
+  std::printf("FAIL: the fuzz target's replay %s\n",
+              WIFEXITED(status) ? ("exited with status " + std::to_string(WEXITSTATUS(status))).c_str()
+                                : ("died by signal " + std::to_string(WTERMSIG(status))).c_str());
+  return property_failed;
+}
+
 int command_replay(int argc, char** argv) {
   const options_map o(argc, argv, 2, {"backend", "kernel"});
   if (o.positional.size() != 1) throw usage_error("replay takes one case file");
+  // a fuzz regression outside the case format (its fuzz.note says so; its values may not even
+  // parse) is replayed by its fuzz target's replay program, on the raw input beside the file
+  {
+    std::ifstream in(o.positional[0]);
+    std::map<std::string, std::string> keys;
+    for (std::string line; std::getline(in, line);)
+      for (const char* key : {"fuzz.note", "origin", "property"})
+        if (line.rfind(std::string(key) + " = ", 0) == 0) keys[key] = line.substr(std::strlen(key) + 3);
+    if (!keys["fuzz.note"].empty() && find_property(keys["property"]) == nullptr)
+      return replay_fuzz_input(o.positional[0], keys["origin"], keys["fuzz.note"]);
+  }
   const case_file file = read_case_file(o.positional[0]);
   const auto meta = [&](const std::string& key) {
     const auto it = file.metadata.find(key);
