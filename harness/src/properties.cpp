@@ -134,9 +134,16 @@ class verdicts {
     table_misses_ += cmp.table_failures;
     failures_ += cmp.bound_failures;
     if (cmp.bound_failures > 0) name_output(output);
-    for (const oracle::mismatch& m : cmp.mismatches)
+    for (const oracle::mismatch& m : cmp.mismatches) {
       if (m.bound_failed || (table_binding_ && m.table_failed))
         keep({output, by_column ? 0 : m.row, by_column ? m.row : m.col, m.oracle, m.got, m.bound});
+      // an element of a row where some evaluation order overflows: say so once, with the element
+      if (!m.note.empty() && other_.find(m.note) == std::string::npos) {
+        std::ostringstream element;
+        element << output << "[" << m.row << "," << m.col << "] = " << m.got << " (exact " << m.oracle << "): " << m.note;
+        fail(element.str());
+      }
+    }
   }
 
   void fail_element(mismatch m) {

@@ -17,7 +17,7 @@ class summary {
 
   void skip() { ++result_.skipped; }
 
-  void add(std::int64_t row, std::int64_t col, double got, double oracle, double bound) {
+  void add(std::int64_t row, std::int64_t col, double got, double oracle, double bound, const row_status* status = nullptr) {
     const element_verdict v = judge(got, oracle, bound, tol_);
     ++result_.compared;
     units_.push_back(static_cast<float>(v.bound_units));
@@ -26,7 +26,8 @@ class summary {
     result_.table_failures += v.table_ok ? 0 : 1;
     result_.bound_failures += v.bound_ok ? 0 : 1;
     if ((!v.table_ok || !v.bound_ok) && result_.mismatches.size() < options_.max_mismatches)
-      result_.mismatches.push_back({row, col, oracle, got, v.error, bound, !v.table_ok, !v.bound_ok});
+      result_.mismatches.push_back({row, col, oracle, got, v.error, bound, !v.table_ok, !v.bound_ok,
+                                    status && !v.bound_ok ? describe(status->hazard, status->r) : std::string()});
   }
 
   comparison finish() {
@@ -94,7 +95,7 @@ comparison compare(const matrix_view& got, std::int64_t m, std::int64_t n, std::
         continue;
       }
       const auto k = static_cast<std::size_t>(i * n + j);
-      s.add(i, j, got.at(i, j), oracle[k], bound[k]);
+      s.add(i, j, got.at(i, j), oracle[k], bound[k], rows.empty() ? nullptr : &rows[static_cast<std::size_t>(i)]);
     }
   }
   return s.finish();

@@ -100,20 +100,20 @@ domain_reason finish_forward_row(const model::arithmetic& a, const model::output
   return reason;
 }
 
-backward_shadows shadows_of(const model::arithmetic& a, std::int64_t n, const double* x, const double* u) {
+backward_shadows shadows_of(const model::arithmetic& a, std::int64_t n, const double* x, const double* u, double r_lo) {
   backward_shadows s;
   for (std::int64_t j = 0; j < n; ++j) {
-    const double u_abs = std::fabs(u[j]);
-    s.s_abs += u_abs * std::fabs(x[j]);
-    if (u_abs > 0 && u_abs < a.tiny) s.tiny_u_x += std::fabs(x[j]);
+    const double u_abs = std::fabs(u[j]), x_abs = std::fabs(x[j]);
+    s.s_abs += u_abs * x_abs;
+    if (u_abs > 0 && u_abs < a.tiny) s.tiny_u_x += x_abs;
+    if (x_abs > 0 && x_abs * r_lo < a.tiny) s.tiny_xr_u += u_abs;
   }
   return s;
 }
 
-domain_reason finish_backward_row(const model::arithmetic& a, const model::output_rounding& out,
-                                  const model::backward_row& row, std::int64_t n, const double* x,
-                                  const model::extremes& x_range, const double* u, const double* dx,
-                                  double* dx_bound) {
+void finish_backward_row(const model::arithmetic& a, const model::output_rounding& out, const model::backward_row& row,
+                         std::int64_t n, const double* x, const model::extremes& x_range, const double* u,
+                         const double* dx, double* dx_bound, row_status& status) {
   domain_reason reason = row.reason;
   double underflow = 0;
   double scale = 0;
@@ -127,7 +127,7 @@ domain_reason finish_backward_row(const model::arithmetic& a, const model::outpu
       dx_bound[j] = line.bound(std::fabs(u[j]), std::fabs(x[j]), dx_abs);
       top = std::max(top, dx_abs + dx_bound[j]);
     }
-    underflow = x_range.max * (1 + a.u) * row.c_underflow * (1 + a.u) * (1 + out.u);
+    underflow = (x_range.max * (1 + a.u) * row.c_underflow + line.x_eta) * (1 + a.u) * (1 + out.u);
     scale = row.forward.r * u_range.max + x_range.max * (row.c_abs + row.c_shadow);
     if (top > a.big) reason = domain_reason::intermediate_overflow;
     else if (top >= out.overflow) reason = domain_reason::output_overflow;
@@ -143,7 +143,9 @@ domain_reason finish_backward_row(const model::arithmetic& a, const model::outpu
   if (reason == domain_reason::none && model::underflow_swamps(underflow, scale, out))
     reason = domain_reason::intermediate_underflow;
   if (reason != domain_reason::none) std::fill(dx_bound, dx_bound + n, nan);
-  return reason;
+  status.reason = reason;
+  status.hazard = reason == domain_reason::none ? model::hazard_of(a, row, x_range.max) : order_hazard::none;
+  status.r = row.forward.r;
 }
 
 void add_row_to_columns(const model::arithmetic& a, const model::forward_row& forward, bool exact_r, double r,

@@ -98,18 +98,20 @@ domain_reason finish_forward_row(const model::arithmetic& a, const model::output
                                  const model::extremes& gamma_range, const double* y, double* y_bound,
                                  double& r_bound);
 
-/// the shadows of a backward row: s_abs = Σ|u_j·x_j| and tiny_u_x = Σ{|x_j| : 0 < |u_j| < tiny}, u_j = dy_j·γ_j
+/// the shadows of a backward row: s_abs = Σ|u_j·x_j|, tiny_u_x = Σ{|x_j| : 0 < |u_j| < tiny} and
+/// tiny_xr_u = Σ{|u_j| : 0 < |x_j|·r_lo < tiny} (r_lo: the row's lower bound on r̂), u_j = dy_j·γ_j
 struct backward_shadows {
   double s_abs = 0;
   double tiny_u_x = 0;
+  double tiny_xr_u = 0;
 };
-backward_shadows shadows_of(const model::arithmetic& a, std::int64_t n, const double* x, const double* u);
+backward_shadows shadows_of(const model::arithmetic& a, std::int64_t n, const double* x, const double* u, double r_lo);
 
-/// a row's dx bounds from its exact values (u_j = dy_j·γ_j, x_range: x's extremes); returns the row's status
-domain_reason finish_backward_row(const model::arithmetic& a, const model::output_rounding& out,
-                                  const model::backward_row& row, std::int64_t n, const double* x,
-                                  const model::extremes& x_range, const double* u, const double* dx,
-                                  double* dx_bound);
+/// a row's dx bounds from its exact values (u_j = dy_j·γ_j, x_range: x's extremes); writes the
+/// row's status: its domain reason and, in the domain, the order hazard with the row's r
+void finish_backward_row(const model::arithmetic& a, const model::output_rounding& out, const model::backward_row& row,
+                         std::int64_t n, const double* x, const model::extremes& x_range, const double* u,
+                         const double* dx, double* dx_bound, row_status& status);
 
 /// the dgamma columns' running state shared by both paths: the bound sums, and the IEEE sum of
 /// contributions that are not finite (their column takes that value)

@@ -119,7 +119,7 @@ bool dx_row(const model::arithmetic& a, const model::output_rounding& out, std::
     }
     s = dd::add(s, b.value());
   }
-  const common::backward_shadows shadows = common::shadows_of(a, n, x, u);
+  const common::backward_shadows shadows = common::shadows_of(a, n, x, u, forward.r_lo);
   const double count = static_cast<double>(n);
   const double s_error = shadows.s_abs * (1 + (count + 2) * 0x1p-52) *
                          dd::blocked_sum_error(2 * block, static_cast<double>(blocks_of(n))) * certify_margin;
@@ -141,8 +141,8 @@ bool dx_row(const model::arithmetic& a, const model::output_rounding& out, std::
     if (!dd::round_to_odd(dd::subtract_sloppy(t1, t2), error, dx[j])) return false;
   }
   const model::backward_row bound =
-      model::bound_backward_row(a, n, forward, s.hi, shadows.s_abs, shadows.tiny_u_x, c.hi);
-  status.reason = common::finish_backward_row(a, out, bound, n, x, x_range, u, dx, dx_bound);
+      model::bound_backward_row(a, n, forward, s.hi, shadows.s_abs, shadows.tiny_u_x, shadows.tiny_xr_u, c.hi);
+  common::finish_backward_row(a, out, bound, n, x, x_range, u, dx, dx_bound, status);
   return true;
 }
 

@@ -213,11 +213,11 @@ void dx_row_result(const model::arithmetic& a, const model::output_rounding& out
   // bounds from the exact values and the row's shadows
   std::vector<double> u(static_cast<std::size_t>(n));
   for (std::int64_t j = 0; j < n; ++j) u[static_cast<std::size_t>(j)] = dy[j] * gamma[j];
-  const common::backward_shadows shadows = common::shadows_of(a, n, x, u.data());
+  const common::backward_shadows shadows = common::shadows_of(a, n, x, u.data(), row.forward.r_lo);
   const model::backward_row bound =
       model::bound_backward_row(a, n, row.forward, v.s.template convert_to<double>(), shadows.s_abs,
-                                shadows.tiny_u_x, v.c.template convert_to<double>());
-  status.reason = common::finish_backward_row(a, out, bound, n, x, model::extremes_of(n, x), u.data(), dx, dx_bound);
+                                shadows.tiny_u_x, shadows.tiny_xr_u, v.c.template convert_to<double>());
+  common::finish_backward_row(a, out, bound, n, x, model::extremes_of(n, x), u.data(), dx, dx_bound, status);
 }
 
 template <class Real>

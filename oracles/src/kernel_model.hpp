@@ -5,9 +5,20 @@
 //   forward   ss = Σ x_j² in any order (fma or mul+add); mean = ss/N or ss·(1/N); q = mean + ε;
 //             r = rsqrt(q) within 2 ulp; y_j = x_j·r·γ_j in any association, rounded to y's dtype.
 //   backward  r as the forward wrote it; u_j = dy_j·γ_j; s = Σ u_j·x_j in any order;
-//             c = s/N · r·r·r in any association; dx_j = r·u_j − x_j·c, rounded to dx's dtype,
-//             with x_j·c as x_j·ĉ or as (x_j·r)·(s/N·r·r) (the shipped kernels: r³ is never formed);
+//             c = s/N · r·r·r in any association; dx_j = r·u_j − x_j·c, rounded to dx's dtype;
 //             dgamma_j = Σ_i dy_ij·x_ij·r_i over rows in any order, rounded to dgamma's dtype.
+//             x_j·c may be evaluated in any of the standard orders (kernels/examples/ has a
+//             reference plugin for each, and abi.h lists them):
+//               shipped   (x_j·r)·(s/N·r·r): r³ is never formed
+//               abi       ((x_j·(r·r·r))·s)/N: abi.h's formula read left to right
+//               reference (x_j·r³)·(s/N): the document's (SEED.md)
+//               torch     r·(u_j − x̂_j·mean(u·x̂)) with x̂ = x·r rounded: PyTorch's and Apex's
+//                         fused order (its Σ u·x̂ takes one rounding more than Σ u·x)
+//               liger     r·u_j + r·((((−1/N)·r)·r)·s)·x_j): Liger-Kernel's (fp32 casting)
+//             Each order's subnormal intermediates (x_j·r³, x̂_j·mean, r²/N, ...) add their η
+//             times the factors still to come. An order whose intermediate overflows where the
+//             shipped order's do not (r³ for r > 7e12) is not admitted there: the row keeps its
+//             bound and carries an order_hazard, so the failure names the defect of the order.
 // Error terms follow Higham's model with underflow: fl(a∘b) = (a∘b)(1+δ) + η' with |δ| ≤ u,
 // |η'| ≤ η = 2^-150, and η' = 0 for additions and whenever |a∘b| ≥ 2^-126. A sum of n terms in
 // any tree has at most n−1 roundings on any path, so Σ of computed products carries γ_n.
@@ -283,12 +294,19 @@ struct backward_row {
   double c_shadow = 0;         ///< Σ|u_j·x_j|/N·r³: the |·|-shadow of c
   double first_relative = 0;   ///< (1 + ρ_r)(1 + u)² − 1: r̂·û in fp32
   double c_over_r_up = 0;      ///< an upper bound on |ĉ/r̂| = |ŝ/N·r̂·r̂| (0 when s is exactly 0)
+  double c_over_r_lo = 0;      ///< a lower bound on |ĉ/r̂|: x̂_j·mean (torch) and c'·x_j (liger)
+  double ms_up = 0;            ///< an upper bound on |ŝ/N|: what x_j·r³ is multiplied by (abi, reference)
+  double ms_lo = 0;            ///< a lower bound on |ŝ/N|
+  double s_up = 0;             ///< an upper bound on |ŝ|: what (x_j·r³) is multiplied by before /N (abi)
+  order_hazard hazard = order_hazard::none;  ///< r³ overflows: the abi and reference orders fail here
 };
 
 /// the backward row from the exact s = Σ u_j·x_j, its shadow s_abs = Σ|u_j·x_j| (a double sum is
-/// fine: it is inflated here), tiny_u_x = Σ{|x_j| : 0 < |u_j| < 2^-126} and the exact c = s/N·r³
+/// fine: it is inflated here), tiny_u_x = Σ{|x_j| : 0 < |u_j| < 2^-126},
+/// tiny_xr_u = Σ{|u_j| : 0 < |x_j|·r_lo < 2^-126} (x̂_j that could be subnormal, the torch order)
+/// and the exact c = s/N·r³
 inline backward_row bound_backward_row(const arithmetic& a, std::int64_t n, const forward_row& forward, double s,
-                                       double s_abs, double tiny_u_x, double c) {
+                                       double s_abs, double tiny_u_x, double tiny_xr_u, double c) {
   backward_row row;
   row.forward = forward;
   row.reason = forward.reason;
@@ -298,9 +316,9 @@ inline backward_row bound_backward_row(const arithmetic& a, std::int64_t n, cons
   const double r = forward.r;
   const double r_lo = forward.r_lo;
   const double r_up = forward.r_up;
-  // s: γ_{n+1} on Σ|u_j·x_j| (û, the product, n−1 additions); underflow of û carried by |x_j|,
-  // and of each product or fma (η each, n of them)
-  const double g_s = gamma_of(a, count + 1);
+  // s: γ_{n+2} on Σ|u_j·x_j| (û, the product, n−1 additions, and x̂ = x·r rounded in the torch
+  // order's Σ u·x̂); underflow of û carried by |x_j|, and of each product or fma (η each, n of them)
+  const double g_s = gamma_of(a, count + 2);
   if (g_s == infinity) {
     row.reason = domain_reason::accumulation_too_long;
     return row;
@@ -314,6 +332,8 @@ inline backward_row bound_backward_row(const arithmetic& a, std::int64_t n, cons
   }
   row.c_abs = std::fabs(c);
   row.c_shadow = s_abs / count * r * r * r;
+  // r̂³ is formed by the abi and reference orders even where s = 0 (then 0·Inf = NaN)
+  if (r_up * r_up * r_up * (1 + a.u) * (1 + a.u) > a.big) row.hazard = order_hazard::r_cubed_overflow;
   if (s_abs == 0) {
     // every u_j·x_j is exactly zero: so are s and c
     row.first_relative = (1 + forward.rho_r) * (1 + a.u) * (1 + a.u) - 1;
@@ -329,8 +349,10 @@ inline backward_row bound_backward_row(const arithmetic& a, std::int64_t n, cons
   // that forms the pieces in a different order
   const double g_c = gamma_of(a, mean_roundings(a, n) + 4);
   const double r_up3 = r_up * r_up * r_up;
-  if (r_up * r_up > a.big || r_up3 > a.big || ms_up * r_up > a.big || ms_up * r_up * r_up > a.big ||
-      ms_up * r_up3 * (1 + g_c) > a.big) {
+  // the shipped order forms ms·r̂ and ms·r̂² (and r̂² in the liger and reference orders): past
+  // FLT_MAX no admitted order is finite. r̂³ and ms·r̂³ are formed only by the abi and reference
+  // orders: their overflow leaves the row in the domain, with a hazard naming those orders
+  if (r_up * r_up > a.big || ms_up * r_up > a.big || ms_up * r_up * r_up > a.big) {
     row.reason = domain_reason::intermediate_overflow;
     return row;
   }
@@ -341,14 +363,31 @@ inline backward_row bound_backward_row(const arithmetic& a, std::int64_t n, cons
   if (r_lo * r_lo * r_lo < a.tiny) chain += ms_up;
   if (ms_lo * r_lo * r_lo < a.tiny) chain += r_up;
   if (ms_lo * r_lo * r_lo * r_lo < a.tiny) chain += 1;
+  // the liger order's coefficient ((−1/N)·r̂)·r̂ could be subnormal where r̂² is not: its η
+  // is multiplied by ŝ, x_j and r̂ (and r̂ once more for (−1/N)·r̂)
+  const double s_up = (s_abs_value + s_error) * (1 + a.u);
+  if (r_lo * r_lo / count * (1 - g_m) < a.tiny) chain += s_up * r_up;
+  if (r_lo / count * (1 - g_m) < a.tiny) chain += s_up * r_up * r_up;
   const double chain_underflow = (a.eta * chain + ms_eta * r_up3) * (1 + g_c);
+  // the torch order's Σ u·x̂: each x̂_k = x_k·r̂ that could be subnormal leaves η·|u_k|, each
+  // product η, each subnormal û_k η·|x̂_k|; the mean m = ŝ'/N (η when it could be subnormal) then
+  // reaches dx_j as x̂_j·m·r̂: in units of the coefficient of x_j, times r̂²
+  const double torch_s_underflow =
+      a.eta * (count + (1 + a.u) * tiny_xr_u + r_up * (1 + a.u) * tiny_u_x) * (1 + gamma_of(a, count));
+  const double torch_m_eta = ms_lo * r_lo * (1 - g_c) < a.tiny ? a.eta : 0;
+  const double torch_underflow = (torch_s_underflow / count * (1 + g_m) + torch_m_eta) * r_up * r_up * (1 + g_c);
   const double delta_c = (1 + forward.rho_r) * (1 + forward.rho_r) * (1 + forward.rho_r) * (1 + g_c) - 1;
   const double r3 = r * r * r;
-  row.c_error = (row.c_abs * delta_c + s_error / count * r3 * (1 + delta_c) + chain_underflow) * bound_inflation;
-  row.c_underflow = s_underflow / count * r3 * (1 + delta_c) + chain_underflow;
+  row.c_error = (row.c_abs * delta_c + s_error / count * r3 * (1 + delta_c) + chain_underflow + torch_underflow) *
+                bound_inflation;
+  row.c_underflow = s_underflow / count * r3 * (1 + delta_c) + chain_underflow + torch_underflow;
   row.c_lo = std::max(0.0, row.c_abs - row.c_error);
   row.first_relative = (1 + forward.rho_r) * (1 + a.u) * (1 + a.u) - 1;
   row.c_over_r_up = ms_up * r_up * r_up * (1 + g_c);
+  row.c_over_r_lo = ms_lo * r_lo * r_lo * (1 - g_c);
+  row.ms_up = ms_up;
+  row.ms_lo = ms_lo;
+  row.s_up = s_up;
   return row;
 }
 
@@ -358,6 +397,35 @@ inline backward_row bound_backward_row(const arithmetic& a, std::int64_t n, cons
 inline double x_times_r_underflow(const arithmetic& a, const backward_row& row, double x_abs) {
   if (!(x_abs > 0 && x_abs * row.forward.r_lo < a.tiny)) return 0;
   return std::min(a.eta, x_abs * row.forward.r_up) * row.c_over_r_up;
+}
+
+/// the abi and reference orders form x_j·r̂³ first: a subnormal one leaves at most η (and at
+/// most itself), multiplied by ŝ/N; abi's (x_j·r̂³)·ŝ, divided by N only after, adds η/N
+inline double x_times_r3_underflow(const arithmetic& a, const backward_row& row, double x_abs) {
+  const double r_lo = row.forward.r_lo, r_up = row.forward.r_up;
+  if (!(x_abs > 0 && row.ms_up > 0)) return 0;
+  const double x_r3_lo = x_abs * r_lo * r_lo * r_lo * (1 - 3 * a.u);
+  double error = 0;
+  if (x_r3_lo < a.tiny) error += std::min(a.eta, x_abs * r_up * r_up * r_up * (1 + 3 * a.u)) * row.ms_up * (1 + 2 * a.u);
+  if (x_r3_lo * row.ms_lo < a.tiny) error += a.eta;
+  return error;
+}
+
+/// the torch order's x̂_j·m and the liger order's c'·x_j are both x_j·ĉ/r̂, multiplied by r̂
+/// after: a subnormal one leaves at most η (and at most itself) times r̂
+inline double x_times_c_over_r_underflow(const arithmetic& a, const backward_row& row, double x_abs) {
+  if (!(x_abs > 0 && row.c_over_r_up > 0 && x_abs * row.c_over_r_lo < a.tiny)) return 0;
+  return std::min(a.eta, x_abs * row.c_over_r_up) * row.forward.r_up * (1 + a.u);
+}
+
+/// the hazard of an element's row for the abi and reference orders: r³ (the row's own), x·r³
+/// or (x·r³)·s past FLT_MAX; none where those orders stay finite
+inline order_hazard hazard_of(const arithmetic& a, const backward_row& row, double x_max) {
+  if (row.hazard != order_hazard::none || row.reason != domain_reason::none) return row.hazard;
+  const double x_r3 = x_max * row.forward.r_up * row.forward.r_up * row.forward.r_up * (1 + 3 * a.u);
+  if (x_r3 > a.big) return order_hazard::x_r_cubed_overflow;
+  if (x_r3 * row.s_up * (1 + a.u) > a.big) return order_hazard::x_r_cubed_s_overflow;
+  return order_hazard::none;
 }
 
 /// the bound of dx_j = r·u_j − x_j·c with u_j = dy_j·γ_j and dx_abs = |dx_j| exactly
@@ -378,23 +446,27 @@ inline element_bound bound_dx(const arithmetic& a, const output_rounding& out, c
   const double t2 = x_abs * row.c_abs;
   const double t2_eta = (x_abs > 0 && x_abs * row.c_lo * (1 - a.u) < a.tiny) ? a.eta : 0;
   const double xr_eta = x_times_r_underflow(a, row, x_abs);
-  const double e2 = x_abs * row.c_error * (1 + a.u) + a.u * t2 + t2_eta + xr_eta;
+  // the other orders' subnormal intermediates: x·r̂³ (abi, reference), x·ĉ/r̂ (torch, liger)
+  const double order_eta = x_times_r3_underflow(a, row, x_abs) + x_times_c_over_r_underflow(a, row, x_abs);
+  const double e2 = x_abs * row.c_error * (1 + a.u) + a.u * t2 + t2_eta + xr_eta + order_eta;
   if (u_abs * (1 + a.u) > a.big || u_abs * x_abs * (1 + a.u) * (1 + a.u) > a.big ||
       row.forward.r_up * u_abs * (1 + a.u) * (1 + a.u) > a.big || x_abs * (row.c_abs + row.c_error) * (1 + a.u) > a.big ||
       x_abs * row.forward.r_up * (1 + a.u) > a.big) {
     e.reason = domain_reason::intermediate_overflow;
     return e;
   }
-  // the subtraction (or an fma in its place): one rounding, exact when subnormal
-  const double kernel = (e1 + e2) * (1 + a.u) + a.u * dx_abs;
+  // the subtraction (or an fma in its place): one rounding, exact when subnormal. The torch
+  // order ends with a product, r̂·(u − x̂·m): one subnormal ulp more where dx could be subnormal
+  const double before = (e1 + e2) * (1 + a.u) + a.u * dx_abs;
+  const double kernel = before + (dx_abs < a.tiny + before ? 2 * a.eta : 0);
   if (dx_abs + kernel > a.big) {
     e.reason = domain_reason::intermediate_overflow;
     return e;
   }
   const double rounded = (1 + out.u) * kernel + out.u * dx_abs + out.eta;
   e.bound = (rounded + oracle_rounding * dx_abs) * bound_inflation;
-  e.underflow =
-      (row.forward.r_up * (1 + a.u) * u_eta + x_abs * (1 + a.u) * row.c_underflow + xr_eta) * (1 + a.u) * (1 + out.u);
+  e.underflow = (row.forward.r_up * (1 + a.u) * u_eta + x_abs * (1 + a.u) * row.c_underflow + xr_eta + order_eta) *
+                (1 + a.u) * (1 + out.u);
   if (dx_abs + e.bound >= out.overflow) e.reason = domain_reason::output_overflow;
   return e;
 }
@@ -405,9 +477,13 @@ inline element_bound bound_dx(const arithmetic& a, const output_rounding& out, c
 /// subnormal at all (u_eta for u ≠ 0, x_eta for x ≠ 0)
 struct linear_dx {
   double per_u = 0, per_x = 0, per_dx = 0, offset = 0, u_eta = 0, x_eta = 0;
+  double subnormal_limit = 0;  ///< a dx below this (plus its bound) could be a subnormal product (torch)
+  double subnormal_eta = 0;    ///< and then carries this
 
   double bound(double u_abs, double x_abs, double dx_abs) const {
-    return u_abs * per_u + x_abs * per_x + dx_abs * per_dx + offset + (u_abs > 0 ? u_eta : 0) + (x_abs > 0 ? x_eta : 0);
+    const double b =
+        u_abs * per_u + x_abs * per_x + dx_abs * per_dx + offset + (u_abs > 0 ? u_eta : 0) + (x_abs > 0 ? x_eta : 0);
+    return dx_abs < subnormal_limit + b ? b + subnormal_eta : b;
   }
 };
 
@@ -416,7 +492,9 @@ struct linear_dx {
 inline bool dx_stays_normal(const arithmetic& a, const output_rounding& out, const backward_row& row,
                             const extremes& x, const extremes& u, linear_dx& line) {
   const double r_up = row.forward.r_up;
-  if (u.min < a.tiny || x_times_r_underflow(a, row, x.min) > 0) return false;
+  // x·r̂³ of the abi and reference orders that could be subnormal: per element (its error is
+  // at most the product itself, which a constant would overstate for the row's large x)
+  if (u.min < a.tiny || x_times_r_underflow(a, row, x.min) > 0 || x_times_r3_underflow(a, row, x.min) > 0) return false;
   if (u.max * (1 + a.u) > a.big || u.max * x.max * (1 + a.u) * (1 + a.u) > a.big ||
       r_up * u.max * (1 + a.u) * (1 + a.u) > a.big || x.max * (row.c_abs + row.c_error) * (1 + a.u) > a.big ||
       x.max * r_up * (1 + a.u) > a.big)
@@ -429,7 +507,12 @@ inline bool dx_stays_normal(const arithmetic& a, const output_rounding& out, con
   line.per_dx = (a.u * (1 + out.u) + out.u + oracle_rounding) * bound_inflation;
   line.offset = out.eta * bound_inflation;
   line.u_eta = row.forward.r_lo * u.min * (1 - 2 * a.u) < a.tiny ? a.eta * carry : 0;
-  line.x_eta = x.min * row.c_lo * (1 - a.u) < a.tiny ? a.eta * carry : 0;
+  // x·ĉ/r̂ (torch, liger) that could be subnormal for the row's smallest x: at most η·r̂ anywhere
+  const bool x_c_over_r_tiny = x.min * row.c_over_r_lo < a.tiny && row.c_over_r_up > 0;
+  line.x_eta = (x.min * row.c_lo * (1 - a.u) < a.tiny ? a.eta : 0) + (x_c_over_r_tiny ? a.eta * r_up * (1 + a.u) : 0);
+  line.x_eta *= carry;
+  line.subnormal_limit = a.tiny;
+  line.subnormal_eta = 2 * a.eta * (1 + out.u) * bound_inflation;
   return true;
 }
 

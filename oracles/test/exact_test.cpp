@@ -280,14 +280,15 @@ TEST(exact, bounds_dx_of_a_kernel_that_forms_x_times_r_first) {
     ASSERT_TRUE(b.rows[0].in_domain());
     for (testing::summation sum :
          {testing::summation::sequential, testing::summation::sequential_fma, testing::summation::pairwise})
-      for (bool x_times_r_first : {false, true}) {
+      for (testing::dx_order order : {testing::dx_order::x_times_c, testing::dx_order::shipped, testing::dx_order::abi,
+                                      testing::dx_order::reference, testing::dx_order::torch, testing::dx_order::liger}) {
         testing::kernel_flavour k;
         k.sum = sum;
-        k.x_times_r_first = x_times_r_first;
+        k.order = order;
         const testing::kernel_output kernel = testing::run_kernel(f, p, k);
         for (std::size_t j = 0; j < 8; ++j)
           EXPECT_LE(std::fabs(kernel.dx[j] - b.dx[j]), b.dx_bound[j])
-              << "dx[" << j << "] with " << testing::name_of(sum) << " sum" << (x_times_r_first ? ", (x·r)·c/r" : "");
+              << "dx[" << j << "] with " << testing::name_of(sum) << " sum, dx " << testing::name_of(order);
       }
     // the bound stays tight: within a few bf16 subnormal steps (2^-133) of the exact dx
     for (std::size_t j = 0; j < 8; ++j) EXPECT_LE(b.dx_bound[j], 8 * 0x1p-133 + 0x1p-6 * std::fabs(b.dx[j]));

@@ -17,12 +17,35 @@ enum class summation { sequential, sequential_fma, pairwise };
 /// how it takes rsqrt: 1/sqrtf, or the float at the edge of "within 2 ulp" below or above
 enum class rsqrt_flavour { one_over_sqrtf, two_ulp_low, two_ulp_high };
 
+/// the order of dx's second term (kernel_model.hpp and abi.h list them; kernels/examples/ has
+/// a plugin of each)
+enum class dx_order {
+  x_times_c,  ///< x·ĉ with ĉ = s/N·r·r·r
+  shipped,    ///< (x·r)·(s/N·r·r), as the shipped kernels form it
+  abi,        ///< ((x·(r·r·r))·s)/N: abi.h's formula left to right
+  reference,  ///< (x·r³)·(s/N): the document's reference
+  torch,      ///< r·(u − x̂·mean(u·x̂)), x̂ = x·r; dgamma's terms dy·x̂
+  liger,      ///< r·u + r·(((−1/N·r)·r·s)·x)
+};
+
+inline const char* name_of(dx_order o) {
+  switch (o) {
+    case dx_order::x_times_c: return "x*c";
+    case dx_order::shipped: return "(x*r)*(c/r)";
+    case dx_order::abi: return "x*(r*r*r)*s/N";
+    case dx_order::reference: return "(x*r3)*mean";
+    case dx_order::torch: return "r*(u-xhat*mean)";
+    case dx_order::liger: return "r*u+r*(k*x)";
+  }
+  return "?";
+}
+
 struct kernel_flavour {
   summation sum = summation::sequential;
   rsqrt_flavour rsqrt = rsqrt_flavour::one_over_sqrtf;
   bool mean_by_reciprocal = false;  ///< ss·(1/N) instead of ss/N
   bool gamma_first = false;         ///< x·(r·γ) instead of (x·r)·γ
-  bool x_times_r_first = false;     ///< dx's x·c as (x·r)·(s/N·r·r), as the shipped kernels form it
+  dx_order order = dx_order::x_times_c;
 };
 
 inline const char* name_of(summation s) {
@@ -99,14 +122,39 @@ inline kernel_output run_kernel(const forward_problem& f, const backward_problem
     std::vector<float> u(width);
     for (std::size_t j = 0; j < width; ++j) u[j] = dy[j] * gamma[j];
     const float s = sum_of(u, x, k.sum, 0, width);
-    const float c_over_r = (k.mean_by_reciprocal ? s * (1.0f / count) : s / count) * r * r;
+    const float mean_ux = k.mean_by_reciprocal ? s * (1.0f / count) : s / count;
+    const float c_over_r = mean_ux * r * r;
     const float c = c_over_r * r;
+    const float r3 = r * r * r;
+    std::vector<float> x_hat(width);
+    for (std::size_t j = 0; j < width; ++j) x_hat[j] = x[j] * r;
+    const float s_hat = sum_of(u, x_hat, k.sum, 0, width);
+    const float mean_hat = k.mean_by_reciprocal ? s_hat * (1.0f / count) : s_hat / count;
+    const float liger_k = -(1.0f / count) * r * r * s;
     for (std::size_t j = 0; j < width; ++j) {
-      const float xc = k.x_times_r_first ? (x[j] * r) * c_over_r : x[j] * c;
-      out.dx.push_back(round_to(b.dx_type, r * u[j] - xc));
+      float dx = 0;
+      switch (k.order) {
+        case dx_order::x_times_c: dx = r * u[j] - x[j] * c; break;
+        case dx_order::shipped: dx = r * u[j] - (x[j] * r) * c_over_r; break;
+        // with the example plugins' guard: where r³ overflows these orders are not correct
+        case dx_order::abi: {
+          const float term = x[j] * r3 * s / count;
+          dx = r * u[j] - (std::isfinite(term) ? term : (x[j] * r) * c_over_r);
+          break;
+        }
+        case dx_order::reference: {
+          const float term = x[j] * r3 * mean_ux;
+          dx = r * u[j] - (std::isfinite(term) ? term : (x[j] * r) * c_over_r);
+          break;
+        }
+        case dx_order::torch: dx = r * (u[j] - x_hat[j] * mean_hat); break;
+        case dx_order::liger: dx = r * u[j] + r * (liger_k * x[j]); break;
+      }
+      out.dx.push_back(round_to(b.dx_type, dx));
     }
-    // dgamma's per-row contributions dy·x·r
-    for (std::size_t j = 0; j < width; ++j) contributions[static_cast<std::size_t>(i)][j] = (dy[j] * x[j]) * r;
+    // dgamma's per-row contributions dy·x·r (dy·x̂ in the torch order)
+    for (std::size_t j = 0; j < width; ++j)
+      contributions[static_cast<std::size_t>(i)][j] = k.order == dx_order::torch ? dy[j] * x_hat[j] : (dy[j] * x[j]) * r;
   }
   // dgamma_j = Σ_i contributions, in the flavour's order, rounded to dgamma's dtype
   for (std::size_t j = 0; j < width; ++j) {

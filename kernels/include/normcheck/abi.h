@@ -27,6 +27,25 @@
  *     dgamma[j] = sum_i dy[i,j] * x[i,j] * r[i]                  (a sum, never a mean)
  * The backward takes r as the forward wrote it.
  *
+ * Evaluation orders. The harness's error bound (oracles/src/kernel_model.hpp) admits any
+ * order of these formulas that keeps every intermediate in fp32: the sums in any order and
+ * tree, with or without fma; mean = sum/N or sum*(1/N); r = rsqrt within 2 ulp or
+ * 1/sqrt; y = x*r*gamma in any association, rounded once to y's dtype. For the second term
+ * of dx it admits the standard orders, each with a plugin under kernels/examples/:
+ *     shipped kernels   (x*r) * (s/N*r*r)                      r^3 never formed
+ *     abi.h, left to right  ((x*(r*r*r))*s)/N                  abi_order/
+ *     the document's    (x*r^3) * mean(u*x)                    reference_order/
+ *     PyTorch / Apex    rstd*(u - x_hat*mean(u*x_hat)), x_hat = x*rstd, dgamma = sum dy*x_hat
+ *                                                              torch_order/
+ *     Liger-Kernel      rstd*u + rstd*(((-1/N*rstd)*rstd*s)*x) liger_order/
+ * (s = sum_j u*x[i,j]), and the subnormal intermediates of each. An order is weaker where
+ * one of its intermediates overflows fp32 while the shipped order's stay finite: r^3 (and
+ * x*r^3, (x*r^3)*s) past FLT_MAX once r > 7e12, a row tiny next to epsilon. There the bound
+ * still holds, so such a kernel fails, and the failure says it is a defect of the order, naming
+ * the element and the intermediate. Rounding an intermediate into fp16/bf16 (x_hat stored in
+ * x's dtype before the multiply by gamma, as Liger's "llama" casting mode does) is outside
+ * the fp32 contract and may be rejected.
+ *
  * Errors. A call returns NC_OK or a status; on any status other than NC_OK the
  * plugin's last_error() names the argument, its value and the rule broken. A call
  * rejected with NC_ERR_INVALID_ARGUMENT has written nothing: outputs and workspace

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -49,6 +50,9 @@ struct mismatch {
   double bound = 0;
   bool table_failed = false;
   bool bound_failed = false;
+  /// why a correct-looking result can still be a kernel defect: the row's order_hazard
+  /// sentence (describe), empty when the row has none
+  std::string note;
 };
 
 /// the summary of one output's comparison

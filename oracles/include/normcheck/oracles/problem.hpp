@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -49,9 +50,26 @@ enum class domain_reason : std::uint8_t {
 /// a short sentence naming the reason
 std::string_view describe(domain_reason reason);
 
+/// An fp32 intermediate that overflows in some standard evaluation order of dx although the row
+/// is in the domain: the shipped kernels' order and PyTorch's stay finite there, and the bound
+/// holds for them. A kernel in an order that forms the intermediate gives Inf or NaN: a defect
+/// of that order, which a failing comparison names (describe(hazard, r)) instead of calling it
+/// a bare bound failure.
+enum class order_hazard : std::uint8_t {
+  none,
+  r_cubed_overflow,          ///< r³ > FLT_MAX (abi.h's formula read left to right; the document's reference)
+  x_r_cubed_overflow,        ///< x·r³ > FLT_MAX for an x of the row (the same orders)
+  x_r_cubed_s_overflow,      ///< (x·r³)·s > FLT_MAX (abi.h's formula read left to right: s/N comes last)
+};
+
+/// a sentence naming the hazard, the row's r and what an order must do instead
+std::string describe(order_hazard hazard, double r);
+
 /// the domain status of one row of y/r/dx (or one column of dgamma)
 struct row_status {
   domain_reason reason = domain_reason::none;
+  order_hazard hazard = order_hazard::none;  ///< (dx rows in the domain) an order that overflows here
+  double r = 0;                              ///< the row's exact r, for the hazard's sentence
 
   bool in_domain() const { return reason == domain_reason::none; }
 };

@@ -1,0 +1,234 @@
+// What every example plugin under kernels/examples/ shares: the parts of a host plugin that are
+// not the math. Copy this file (and kernels/src/contract.{hpp,cpp}, which need only abi.h) with
+// the example you start from; then the only code that is yours is the two row functions.
+//
+// An example defines
+//
+//     struct my_order {
+//       static constexpr const char* name = "my-order";
+//       // r[i] and the row's y from fp32 x, gamma (the loads are done here, in fp32)
+//       static float forward_row(std::int64_t n, const float* x, const float* gamma, float epsilon, float* y);
+//       // the row's dx and its dgamma terms dy·x·r (added here, in row order)
+//       static void backward_row(std::int64_t n, const float* x, const float* gamma, const float* dy, float r,
+//                                float* dx, float* dgamma_term);
+//     };
+//     NORMCHECK_EXAMPLE_PLUGIN(my_order)
+//
+// and gets a complete ABI plugin: every dtype pair, any strides and offsets, the contract
+// checked before anything is written (kernels/src/contract.cpp: the rules the contract
+// property tests, each message naming the argument in quotes), a workspace of 0 bytes and
+// dgamma summed over rows in fixed row order (deterministic without a partial table),
+// host memory for alloc/copy, and a table answering ABI versions 2 and 1.
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "contract.hpp"
+#include "normcheck/abi.h"
+
+namespace nc::example {
+
+// ---- fp16 / bf16 <-> fp32 (round to nearest even, as a GPU's conversions do) ----
+
+inline float f16_to_float(std::uint16_t h) {
+  const std::uint32_t sign = std::uint32_t(h & 0x8000u) << 16, exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
+  if (exponent == 0) {
+    // zero or subnormal: mantissa·2^-24, exact in fp32
+    const float magnitude = std::ldexp(float(mantissa), -24);
+    return sign ? -magnitude : magnitude;
+  }
+  if (exponent == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));  // Inf, NaN
+  return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+
+inline std::uint16_t float_to_f16(float f) {
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(f);
+  const auto sign = std::uint16_t((bits >> 16) & 0x8000u);
+  const std::uint32_t magnitude = bits & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) return sign | 0x7e00u;  // NaN stays NaN (quiet)
+  if (magnitude >= 0x477ff000u) return sign | 0x7c00u;  // 65520 and above round to Inf
+  if (magnitude < 0x38800000u) {
+    // below fp16's smallest normal 2^-14: a multiple of 2^-24; scaling by 2^24 is exact and
+    // nearbyint rounds to nearest even (1024 becomes the smallest normal's encoding, as it should)
+    return sign | std::uint16_t(std::nearbyint(std::fabs(f) * 0x1p24f));
+  }
+  // normal: drop 13 mantissa bits with round to nearest even, rebias the exponent (127 -> 15)
+  const std::uint32_t rounded = magnitude + 0xfffu + ((magnitude >> 13) & 1u);
+  return sign | std::uint16_t((rounded - 0x38000000u) >> 13);
+}
+
+inline float bf16_to_float(std::uint16_t b) { return std::bit_cast<float>(std::uint32_t(b) << 16); }
+
+inline std::uint16_t float_to_bf16(float f) {
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(f);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return std::uint16_t((bits >> 16) | 0x40u);  // quiet NaN
+  return std::uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+// ---- operands: element (i, j) at offset + i·row_stride + j·col_stride, counted in elements ----
+
+inline float load(const void* data, nc_dtype t, std::int64_t index) {
+  switch (t) {
+    case NC_F32: {
+      float v;
+      std::memcpy(&v, static_cast<const char*>(data) + index * 4, 4);
+      return v;
+    }
+    case NC_F16:
+    case NC_BF16: {
+      std::uint16_t v;
+      std::memcpy(&v, static_cast<const char*>(data) + index * 2, 2);
+      return t == NC_F16 ? f16_to_float(v) : bf16_to_float(v);
+    }
+    default: return NAN;  // unreachable: the contract check rejects other dtypes
+  }
+}
+
+inline void store(void* data, nc_dtype t, std::int64_t index, float v) {
+  if (t == NC_F32) return void(std::memcpy(static_cast<char*>(data) + index * 4, &v, 4));
+  const std::uint16_t bits = t == NC_F16 ? float_to_f16(v) : float_to_bf16(v);
+  std::memcpy(static_cast<char*>(data) + index * 2, &bits, 2);
+}
+
+inline std::int64_t at(const nc_matrix& a, std::int64_t i, std::int64_t j) {
+  return a.offset + i * a.row_stride + j * a.col_stride;
+}
+inline std::int64_t at(const nc_vector& a, std::int64_t k) { return a.offset + k * a.stride; }
+
+// ---- the C ABI around an order's row functions ----
+
+inline thread_local std::string last_error_text;
+
+// a violation is NC_ERR_INVALID_ARGUMENT with nothing written; exceptions never cross the ABI
+template <class F>
+nc_status guarded(F&& f) {
+  try {
+    last_error_text.clear();
+    return f();
+  } catch (const std::exception& e) {
+    last_error_text = e.what();
+  } catch (...) {
+    last_error_text = "unknown exception";
+  }
+  return NC_ERR_RUNTIME;
+}
+
+inline nc_status rejected(const nc::violation& v) {
+  last_error_text = v.message;
+  return NC_ERR_INVALID_ARGUMENT;
+}
+
+template <class Order>
+nc_status forward(const nc_forward_args* a) {
+  return guarded([&] {
+    if (auto v = nc::check_forward(*a)) return rejected(*v);
+    const std::int64_t n = a->n;
+    const auto size = static_cast<std::size_t>(n);
+    std::vector<float> x(size), gamma(size), y(size);
+    for (std::int64_t j = 0; j < n; ++j) gamma[std::size_t(j)] = load(a->gamma.data, a->gamma.dtype, at(a->gamma, j));
+    for (std::int64_t i = 0; i < a->m; ++i) {
+      for (std::int64_t j = 0; j < n; ++j) x[std::size_t(j)] = load(a->x.data, a->x.dtype, at(a->x, i, j));
+      const float r = Order::forward_row(n, x.data(), gamma.data(), a->epsilon, y.data());
+      for (std::int64_t j = 0; j < n; ++j) store(a->y.data, a->y.dtype, at(a->y, i, j), y[std::size_t(j)]);
+      store(a->r.data, NC_F32, at(a->r, i), r);
+    }
+    return NC_OK;
+  });
+}
+
+template <class Order>
+nc_status backward(const nc_backward_args* a) {
+  return guarded([&] {
+    // no workspace: dgamma is summed here, one row after the other
+    if (auto v = nc::check_backward(*a, 0)) return rejected(*v);
+    const std::int64_t n = a->n;
+    const auto size = static_cast<std::size_t>(n);
+    std::vector<float> x(size), gamma(size), dy(size), dx(size), term(size), dgamma(size, 0.0f);
+    for (std::int64_t j = 0; j < n; ++j) gamma[std::size_t(j)] = load(a->gamma.data, a->gamma.dtype, at(a->gamma, j));
+    for (std::int64_t i = 0; i < a->m; ++i) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        x[std::size_t(j)] = load(a->x.data, a->x.dtype, at(a->x, i, j));
+        dy[std::size_t(j)] = load(a->dy.data, a->dy.dtype, at(a->dy, i, j));
+      }
+      const float r = load(a->r.data, NC_F32, at(a->r, i));
+      Order::backward_row(n, x.data(), gamma.data(), dy.data(), r, dx.data(), term.data());
+      for (std::int64_t j = 0; j < n; ++j) {
+        store(a->dx.data, a->dx.dtype, at(a->dx, i, j), dx[std::size_t(j)]);
+        // dgamma is a sum over rows, never a mean; row order fixed, so bit-identical run to run
+        dgamma[std::size_t(j)] += term[std::size_t(j)];
+      }
+    }
+    // M = 0 still writes dgamma: a sum over no rows is 0
+    for (std::int64_t j = 0; j < n; ++j) store(a->dgamma.data, a->dgamma.dtype, at(a->dgamma, j), dgamma[std::size_t(j)]);
+    return NC_OK;
+  });
+}
+
+inline nc_status workspace_size(const nc_backward_args*, size_t* bytes) {
+  *bytes = 0;
+  return NC_OK;
+}
+
+// host memory: the harness allocates and copies through these
+inline nc_status alloc(size_t bytes, void** ptr) {
+  *ptr = std::malloc(bytes == 0 ? 1 : bytes);
+  if (*ptr == nullptr) {
+    last_error_text = "out of host memory";
+    return NC_ERR_RUNTIME;
+  }
+  return NC_OK;
+}
+inline nc_status free(void* ptr) {
+  std::free(ptr);
+  return NC_OK;
+}
+inline nc_status copy(void* dst, const void* src, size_t bytes, nc_copy_kind) {
+  if (bytes > 0) std::memcpy(dst, src, bytes);
+  return NC_OK;
+}
+inline nc_status synchronize() { return NC_OK; }
+inline const char* last_error() { return last_error_text.c_str(); }
+
+// the table: caps NULL (version 2) and every NC_CAP_* serving bit (version 1) both say
+// "everything the contract allows"; no path functions (one path)
+template <class Order>
+const nc_plugin* table(std::uint32_t abi_version) {
+  static const nc_plugin version_2 = [] {
+    nc_plugin t{};
+    t.abi_version = NORMCHECK_ABI_VERSION;
+    t.name = Order::name;
+    t.backend = "host";
+    t.capabilities = NC_CAP_F16 | NC_CAP_BF16 | NC_CAP_GAMMA_F32 | NC_CAP_STRIDED;
+    t.forward = forward<Order>;
+    t.backward = backward<Order>;
+    t.workspace_size = workspace_size;
+    t.alloc = alloc;
+    t.free = example::free;
+    t.copy = copy;
+    t.synchronize = synchronize;
+    t.last_error = last_error;
+    return t;  // forward_path, backward_path and (version 2) caps and path lists stay NULL
+  }();
+  static const nc_plugin version_1 = [] {
+    nc_plugin t = version_2;
+    t.abi_version = 1;
+    return t;
+  }();
+  if (abi_version == NORMCHECK_ABI_VERSION) return &version_2;
+  return abi_version == 1 ? &version_1 : nullptr;
+}
+
+}  // namespace nc::example
+
+// the one symbol a plugin exports
+#define NORMCHECK_EXAMPLE_PLUGIN(Order)                                                           \
+  extern "C" __attribute__((visibility("default"))) const nc_plugin* normcheck_plugin(uint32_t v) { \
+    return nc::example::table<Order>(v);                                                          \
+  }
