@@ -33,6 +33,7 @@
 #include "normcheck/harness/worker.hpp"
 
 #include "mutants.hpp"
+#include "normcheck/train/train.hpp"
 
 #if __has_include("bench/bench.hpp") && defined(NORMCHECK_HAVE_BENCH)
 #include "bench/bench.hpp"
@@ -59,6 +60,8 @@ const char* usage_text =
     "  normcheck replay FILE [--backend auto|cuda|simt] [--kernel PATH]\n"
     "  normcheck mutants [--backend simt|cuda] [--only ID] [--budget S] [--cases N] [--seed S] [--out DIR]\n"
     "  normcheck exercise   (the document's divide-by-BLOCK exercise at N = 257 and 256)\n"
+    "  normcheck train  [--kernel PATH | --backend B] [--dtype fp32|fp16|bf16] [--steps 100] [--batch 32]\n"
+    "                   [--hidden 257] [--seed S] [--out DIR]   (the document's training integration)\n"
 #ifdef NORMCHECK_CLI_BENCH
     "  normcheck bench  [options]   (normcheck bench --help)\n"
 #endif
@@ -446,6 +449,9 @@ int command_replay(int argc, char** argv) {
   return outcome[0];
 }
 
+// the training integration lives in harness/train (normcheck::train), which parses its own options
+int command_train(int argc, char** argv) { return nc::train::run_main(argc - 1, argv + 1); }
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -461,6 +467,7 @@ int main(int argc, char** argv) {
     if (command == "replay") return command_replay(argc, argv);
     if (command == "mutants") return nc::mutants::run_main(argc - 1, argv + 1);
     if (command == "exercise") return nc::mutants::exercise_main(argc - 1, argv + 1);
+    if (command == "train") return command_train(argc, argv);
 #ifdef NORMCHECK_CLI_BENCH
     if (command == "bench") return nc::bench::run_main(argc - 2, argv + 2);
 #endif

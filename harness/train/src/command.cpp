@@ -1,0 +1,186 @@
+// `normcheck train`: options, the run, the outputs, the exit code.
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "normcheck/harness/campaign.hpp"
+#include "normcheck/train/train.hpp"
+
+namespace nc::train {
+namespace {
+
+enum exit_code { agree = 0, diverged = 1, usage = 64, harness_error = 70, no_device = 77 };
+
+const char* usage_text =
+    "usage: normcheck train [--kernel PATH | --backend auto|cuda|simt] [--dtype fp32|fp16|bf16]\n"
+    "                       [--steps 100] [--batch 32] [--hidden 257] [--seed 1] [--out DIR]\n"
+    "  the document's training integration: Linear → RMSNorm → SiLU → Linear with Adam, a reference\n"
+    "  branch (the oracles' double reference) and a kernel branch from the same weights and batches.\n"
+    "  Writes train.json, summary.md, train.svg and the checkpoints under --out\n"
+    "  (default reports/out/train/<UTC time>/).\n"
+    "  exit codes: 0 the branches agree, 1 they diverged or a check failed, 64 usage error,\n"
+    "  70 harness error, 77 no device for the backend asked for\n";
+
+struct usage_error : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+std::map<std::string, std::string> parse_options(int argc, char** argv) {
+  static const char* allowed[] = {"kernel", "backend", "dtype", "steps", "batch", "hidden", "seed", "out"};
+  std::map<std::string, std::string> values;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") throw usage_error("");
+    if (a.rfind("--", 0) != 0) throw usage_error("train takes no argument '" + a + "'");
+    bool known = false;
+    for (const char* name : allowed) known |= a == std::string("--") + name;
+    if (!known) throw usage_error("unknown option '" + a + "' for train");
+    if (i + 1 >= argc) throw usage_error("option '" + a + "' needs a value");
+    if (!values.emplace(a.substr(2), argv[++i]).second) throw usage_error("option '" + a + "' given twice");
+  }
+  return values;
+}
+
+// an integer option within [lo, hi]
+long long integer(const std::map<std::string, std::string>& o, const std::string& name, long long fallback,
+                  long long lo, long long hi) {
+  const auto it = o.find(name);
+  if (it == o.end()) return fallback;
+  const std::string& text = it->second;
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno != 0 || v < lo || v > hi)
+    throw usage_error("--" + name + " '" + text + "': must be an integer from " + std::to_string(lo) + " to " +
+                      std::to_string(hi));
+  return v;
+}
+
+std::string timestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &utc);
+  return text;
+}
+
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write '" + path.string() + "'");
+}
+
+int run(int argc, char** argv) {
+  const auto o = parse_options(argc, argv);
+  train_options options;
+  if (auto it = o.find("dtype"); it != o.end()) {
+    try {
+      options.type = parse_dtype(it->second);
+    } catch (const std::invalid_argument& e) {
+      throw usage_error(e.what());
+    }
+  }
+  options.steps = int(integer(o, "steps", 100, 1, 100000));
+  options.batch = int(integer(o, "batch", 32, 1, 65536));
+  options.widths.hidden = int(integer(o, "hidden", 257, 1, 65536));
+  if (auto it = o.find("seed"); it != o.end()) {
+    char* end = nullptr;
+    errno = 0;
+    options.seed = std::strtoull(it->second.c_str(), &end, 10);
+    if (it->second.empty() || it->second[0] == '-' || *end != '\0' || errno != 0)
+      throw usage_error("--seed '" + it->second + "': must be a non-negative integer below 2^64");
+  } else if (const char* env = std::getenv("NORMCHECK_SEED"); env != nullptr && *env != '\0') {
+    try {
+      options.seed = nc::harness::seed_from_environment();
+    } catch (const std::invalid_argument& e) {
+      throw usage_error(e.what());
+    }
+  }
+  if (o.count("kernel") && o.count("backend"))
+    throw usage_error("--kernel and --backend exclude each other: a plugin has its backend");
+  const std::string backend = o.count("backend") ? o.at("backend") : "auto";
+  if (backend != "auto" && backend != "cuda" && backend != "simt")
+    throw usage_error("--backend '" + backend + "': must be auto, cuda or simt");
+  const std::filesystem::path out =
+      o.count("out") ? std::filesystem::path(o.at("out")) : std::filesystem::path("reports/out/train") / timestamp();
+
+  // the kernel: a load failure is the harness's (exit 70), like the other verbs
+  std::optional<nc::kernel> k;
+  if (o.count("kernel")) {
+    k = nc::kernel::load(o.at("kernel"));
+  } else {
+    std::string why_not;
+    k = nc::harness::select_backend(backend, &why_not);
+    std::printf("backend: %s (%s from %s)%s%s\n", k->backend().c_str(), k->name().c_str(), k->path().c_str(),
+                backend == "auto" ? ", chosen by --backend auto" : "",
+                why_not.empty() ? "" : ("; not cuda: " + why_not).c_str());
+  }
+  if (!k->available()) {
+    std::fprintf(stderr, "normcheck train: no device for the %s backend\n", k->backend().c_str());
+    return no_device;
+  }
+  std::filesystem::create_directories(out);
+  options.out_dir = out.string();
+  std::printf("train: kernel %s (%s), %s, hidden %d, %d steps of %d, seed %llu (--seed %llu reruns it)\n",
+              k->name().c_str(), k->backend().c_str(), dtype_name(options.type).c_str(), options.widths.hidden,
+              options.steps, options.batch, static_cast<unsigned long long>(options.seed),
+              static_cast<unsigned long long>(options.seed));
+  std::fflush(stdout);
+
+  const train_result r = run_training(*k, options);
+  write_file(out / "train.json", to_json(r));
+  write_file(out / "summary.md", to_markdown(r));
+  write_file(out / "train.svg", to_svg(r));
+
+  if (!r.steps.empty())
+    std::printf("initial difference: output %.3g, gradient dx %.3g, dgamma %.3g (the document: 1.19e-7, 5.96e-8)\n",
+                r.steps[0].y_diff, r.steps[0].dx_diff, r.steps[0].dgamma_diff);
+  std::printf("validation MSE: reference %.8g, kernel %.8g\ntest MSE:       reference %.8g, kernel %.8g\n",
+              r.validation_reference, r.validation_kernel, r.test_reference, r.test_kernel);
+  std::printf("kernel calls: %lld training forwards, %lld backwards (%s %d), %lld evaluation forwards\n",
+              static_cast<long long>(r.train_forwards), static_cast<long long>(r.backwards),
+              r.counts_match ? "both" : "NOT both", options.steps, static_cast<long long>(r.evaluate_forwards));
+  if (r.round_trip_done)
+    std::printf("save → reload → re-evaluate: weights %.3g apart, test MSE %.3g apart (%s)\n", r.reload_weight_diff,
+                r.reload_test_diff, r.reload_identical ? "bit-identical" : "NOT bit-identical");
+  std::printf("outputs: %s/{train.json,summary.md,train.svg,kernel.ckpt,reference.ckpt}; %.2f s\n", out.string().c_str(),
+              r.seconds);
+  if (!r.kernel_failure.empty()) std::printf("DIVERGED: the kernel failed at %s\n", r.kernel_failure.c_str());
+  if (r.first_divergence) {
+    const divergence& d = *r.first_divergence;
+    std::printf("DIVERGED at %s, tensor %s: kernel %.9g, exact %.9g, |Δ| %.3g, bound %.3g (%.3g bounds)%s%s\n",
+                d.step >= 0 ? ("step " + std::to_string(d.step)).c_str() : d.phase.c_str(), d.v.tensor.c_str(), d.v.got,
+                d.v.exact, std::fabs(d.v.got - d.v.exact), d.v.bound, d.v.error_in_bounds(),
+                d.v.note.empty() ? "" : ": ", d.v.note.c_str());
+  }
+  if (!r.counts_match) std::printf("FAILED: the kernel branch's call counts are not %d each\n", options.steps);
+  if (r.round_trip_done && !r.reload_identical) std::printf("FAILED: the reloaded checkpoint is not bit-identical\n");
+  if (r.agree()) std::printf("agree: every kernel call within the exact oracle's bound\n");
+  return r.agree() ? agree : diverged;
+}
+
+}  // namespace
+
+int run_main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const usage_error& e) {
+    if (*e.what() != '\0') std::fprintf(stderr, "normcheck train: %s\n", e.what());
+    std::fputs(usage_text, *e.what() != '\0' ? stderr : stdout);
+    return *e.what() != '\0' ? usage : agree;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "normcheck train: %s\n", e.what());
+    return harness_error;
+  }
+}
+
+}  // namespace nc::train
