@@ -17,7 +17,7 @@
 //               liger     r·u_j + r·((((−1/N)·r)·r)·s)·x_j): Liger-Kernel's (fp32 casting)
 //             Each order's subnormal intermediates (x_j·r³, x̂_j·mean, r²/N, ...) add their η
 //             times the factors still to come. An order whose intermediate overflows where the
-//             shipped order's do not (r³ for r > 7e12) is not admitted there: the row keeps its
+//             shipped order's do not (r³ for r > 7e12, r²/N for r > 1.8e19·√N) is not admitted there: the row keeps its
 //             bound and carries an order_hazard, so the failure names the defect of the order.
 // Error terms follow Higham's model with underflow: fl(a∘b) = (a∘b)(1+δ) + η' with |δ| ≤ u,
 // |η'| ≤ η = 2^-150, and η' = 0 for additions and whenever |a∘b| ≥ 2^-126. A sum of n terms in
@@ -332,8 +332,10 @@ inline backward_row bound_backward_row(const arithmetic& a, std::int64_t n, cons
   }
   row.c_abs = std::fabs(c);
   row.c_shadow = s_abs / count * r * r * r;
-  // r̂³ is formed by the abi and reference orders even where s = 0 (then 0·Inf = NaN)
-  if (r_up * r_up * r_up * (1 + a.u) * (1 + a.u) > a.big) row.hazard = order_hazard::r_cubed_overflow;
+  // r̂³ is formed by the abi and reference orders, r̂²/N by the liger order, even where s = 0
+  // (then 0·Inf = NaN); where s ≠ 0 a row with r̂² past FLT_MAX leaves the domain below
+  if (r_up * r_up / count * (1 + a.u) * (1 + a.u) > a.big) row.hazard = order_hazard::r_squared_overflow;
+  else if (r_up * r_up * r_up * (1 + a.u) * (1 + a.u) > a.big) row.hazard = order_hazard::r_cubed_overflow;
   if (s_abs == 0) {
     // every u_j·x_j is exactly zero: so are s and c
     row.first_relative = (1 + forward.rho_r) * (1 + a.u) * (1 + a.u) - 1;

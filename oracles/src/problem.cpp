@@ -25,6 +25,10 @@ std::string describe(order_hazard hazard, double r) {
   const std::string at = std::string(" (r = ") + value + ")";
   switch (hazard) {
     case order_hazard::none: return "";
+    case order_hazard::r_squared_overflow:
+      return "a kernel defect of the evaluation order, not of the bound: r^2/N and r^3 overflow fp32" + at +
+             ", so an order that scales by -r*r/N before s (Liger-Kernel's) or forms r^3 (abi.h's formula read left "
+             "to right, the document's reference) gives Inf or NaN here; multiply s/N by r, then by r again";
     case order_hazard::r_cubed_overflow:
       return "a kernel defect of the evaluation order, not of the bound: r^3 overflows fp32" + at +
              ", so an order that forms r^3 (abi.h's formula read left to right, the document's reference) gives "

@@ -148,7 +148,7 @@ inline kernel_output run_kernel(const forward_problem& f, const backward_problem
           break;
         }
         case dx_order::torch: dx = r * (u[j] - x_hat[j] * mean_hat); break;
-        case dx_order::liger: dx = r * u[j] + r * (liger_k * x[j]); break;
+        case dx_order::liger: dx = r * u[j] + r * ((std::isfinite(liger_k) ? liger_k : -c_over_r) * x[j]); break;
       }
       out.dx.push_back(round_to(b.dx_type, dx));
     }

@@ -40,7 +40,8 @@
  *     Liger-Kernel      rstd*u + rstd*(((-1/N*rstd)*rstd*s)*x) liger_order/
  * (s = sum_j u*x[i,j]), and the subnormal intermediates of each. An order is weaker where
  * one of its intermediates overflows fp32 while the shipped order's stay finite: r^3 (and
- * x*r^3, (x*r^3)*s) past FLT_MAX once r > 7e12, a row tiny next to epsilon. There the bound
+ * x*r^3, (x*r^3)*s) past FLT_MAX once r > 7e12, r^2/N once r > 1.8e19*sqrt(N), rows tiny next
+ * to epsilon. There the bound
  * still holds, so such a kernel fails, and the failure says it is a defect of the order, naming
  * the element and the intermediate. Rounding an intermediate into fp16/bf16 (x_hat stored in
  * x's dtype before the multiply by gamma, as Liger's "llama" casting mode does) is outside

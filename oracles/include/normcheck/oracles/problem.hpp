@@ -57,6 +57,7 @@ std::string_view describe(domain_reason reason);
 /// a bare bound failure.
 enum class order_hazard : std::uint8_t {
   none,
+  r_squared_overflow,        ///< r²/N > FLT_MAX, and r³ (Liger's order forms (−1/N·r)·r; abi's and the reference's r³)
   r_cubed_overflow,          ///< r³ > FLT_MAX (abi.h's formula read left to right; the document's reference)
   x_r_cubed_overflow,        ///< x·r³ > FLT_MAX for an x of the row (the same orders)
   x_r_cubed_s_overflow,      ///< (x·r³)·s > FLT_MAX (abi.h's formula read left to right: s/N comes last)
