@@ -322,7 +322,9 @@ class panel {
       for (const step_record& s : steps) svg << fmt("%.2f", map_x(s.step)) << "," << fmt("%.2f", value_y(l.value(s))) << " ";
       svg << "\"/>\n";
     }
-    // the legend, top right
+    // the legend, top right, on a white card so the lines under it do not cross its text
+    svg << "<rect x=\"" << x_ + w_ - 196 << "\" y=\"" << y_ + 4 << "\" width=\"190\" height=\"" << 16 * lines.size() + 6
+        << "\" fill=\"#ffffff\" fill-opacity=\"0.85\" stroke=\"#cccccc\"/>\n";
     double ly = y_ + 16;
     for (const series& l : lines) {
       const double lx = x_ + w_ - 190;

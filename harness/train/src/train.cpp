@@ -49,6 +49,18 @@ void note(train_result& r, const call_check& c, int step, const char* phase) {
   if (c.first && !r.first_divergence) r.first_divergence = divergence{step, phase, *c.first};
 }
 
+// a path inside the working folder is written relative to it, so reports of runs from the
+// repository root name build/... rather than this machine's folders
+std::string shown_path(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::weakly_canonical(path, ec);
+  const std::filesystem::path here = std::filesystem::current_path(ec);
+  if (ec) return path;
+  const std::filesystem::path relative = absolute.lexically_relative(here);
+  if (relative.empty() || *relative.begin() == "..") return path;
+  return relative.string();
+}
+
 std::string utc_now() {
   const std::time_t now = std::time(nullptr);
   std::tm utc{};
@@ -67,7 +79,7 @@ train_result run_training(const nc::kernel& k, const train_options& o) {
   r.options = o;
   r.kernel_name = k.name();
   r.kernel_backend = k.backend();
-  r.kernel_path = k.path();
+  r.kernel_path = shown_path(k.path());
   r.started = utc_now();
 
   const shape& s = o.widths;

@@ -31,14 +31,14 @@ int main(int argc, char** argv) {
     return 64;
   }
   std::printf("%s\n\n", argv[1]);
-  std::printf("| kernel | verdict | first divergence: step | tensor [element] | \\|Δ\\| (bounds) | losses visibly apart "
+  std::printf("| kernel | verdict | first divergence: step | tensor [element] | \\|Δ\\| (bounds) | tensors out of bounds at that step | losses visibly apart "
               "from step (relative Δ > 1e-3) | test MSE reference / kernel | weights apart after the last step |\n");
-  std::printf("|---|---|---|---|---|---|---|---|\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
   for (int a = 2; a < argc; ++a) {
     const std::filesystem::path dir(argv[a]);
     std::ifstream in(dir / "train.json");
     if (!in) {
-      std::printf("| `%s` | no train.json (the run crashed?) | | | | | | |\n", dir.filename().c_str());
+      std::printf("| `%s` | no train.json (the run crashed?) | | | | | | | |\n", dir.filename().c_str());
       continue;
     }
     std::ostringstream text;
@@ -56,6 +56,14 @@ int main(int argc, char** argv) {
       size = num(d["abs_diff"], "%.3g") + " (" + num(d["error_in_bounds"], "%.3g") + ")";
       if (!d.get_string("note").empty()) size += ": " + d.get_string("note");
     }
+    // every tensor over its bound at the first divergent step: the quantities training feels first
+    std::string through = "–";
+    if (d.is_object() && d["step"].as_number() >= 0) {
+      through.clear();
+      const auto& at = doc["steps"].as_array()[std::size_t(d["step"].as_number())]["kernel_error_in_bounds"];
+      for (const char* t : {"y", "r", "dx", "dgamma"})
+        if (!at[t].is_number() || at[t].as_number() > 1) through += (through.empty() ? "" : ", ") + std::string(t);
+    }
     std::string visible = "never";
     double last_weights = 0;
     for (const nc::json::value& s : doc["steps"].as_array()) {
@@ -67,9 +75,10 @@ int main(int argc, char** argv) {
     }
     std::string verdict = doc.get_string("verdict");
     if (!doc.get_string("kernel_failure").empty()) verdict += " (kernel failed: " + doc.get_string("kernel_failure") + ")";
-    std::printf("| `%s` | %s | %s | %s | %s | %s | %s / %s | %s |\n", dir.filename().c_str(), verdict.c_str(),
-                step.c_str(), tensor.c_str(), size.c_str(), visible.c_str(), num(doc["test_mse"]["reference"], "%.6f").c_str(),
-                num(doc["test_mse"]["kernel"], "%.6f").c_str(), fmt("%.3g", last_weights).c_str());
+    std::printf("| `%s` | %s | %s | %s | %s | %s | %s | %s / %s | %s |\n", dir.filename().c_str(), verdict.c_str(),
+                step.c_str(), tensor.c_str(), size.c_str(), through.c_str(), visible.c_str(),
+                num(doc["test_mse"]["reference"], "%.6g").c_str(), num(doc["test_mse"]["kernel"], "%.6g").c_str(),
+                fmt("%.3g", last_weights).c_str());
   }
   return 0;
 }
