@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <sstream>
 
@@ -108,8 +109,9 @@ std::string to_json(const train_result& r) {
                                 {"evaluate_forwards", r.evaluate_forwards},
                                 {"match", r.counts_match}});
   if (r.round_trip_done)
-    doc.set("round_trip", json::object{{"checkpoint_kernel", r.checkpoint_kernel},
-                                       {"checkpoint_reference", r.checkpoint_reference},
+    // the checkpoints lie beside train.json: their names alone, so the file names no machine's folders
+    doc.set("round_trip", json::object{{"checkpoint_kernel", std::filesystem::path(r.checkpoint_kernel).filename().string()},
+                                       {"checkpoint_reference", std::filesystem::path(r.checkpoint_reference).filename().string()},
                                        {"test_mse_kernel_reloaded", number(r.test_kernel_reloaded)},
                                        {"test_mse_reference_reloaded", number(r.test_reference_reloaded)},
                                        {"weight_diff", number(r.reload_weight_diff)},
