@@ -261,6 +261,10 @@ class panel {
       ymin_ = std::floor(std::log10(lo));
       ymax_ = std::ceil(std::log10(hi));
       if (ymax_ <= ymin_) ymax_ = ymin_ + 1;
+      // a decade above every horizontal line, so values just under it (a 16-bit kernel's error
+      // sits near 1 bound) are not hidden under the line on the top edge
+      for (const auto& [v, text] : hlines)
+        if (v > 0) ymax_ = std::max(ymax_, std::floor(std::log10(v)) + 1);
     } else {
       if (!(lo <= hi)) lo = 0, hi = 1;
       const double pad = (hi - lo) * 0.05 + (hi == lo ? 0.5 : 0);
