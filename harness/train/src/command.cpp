@@ -22,6 +22,7 @@ enum exit_code { agree = 0, diverged = 1, usage = 64, harness_error = 70, no_dev
 const char* usage_text =
     "usage: normcheck train [--kernel PATH | --backend auto|cuda|simt] [--dtype fp32|fp16|bf16]\n"
     "                       [--steps 100] [--batch 32] [--hidden 257] [--seed 1] [--out DIR]\n"
+    "  (the seed defaults to NORMCHECK_SEED, else 1)\n"
     "  the document's training integration: Linear → RMSNorm → SiLU → Linear with Adam, a reference\n"
     "  branch (the oracles' double reference) and a kernel branch from the same weights and batches.\n"
     "  Writes train.json, summary.md, train.svg and the checkpoints under --out\n"
@@ -92,6 +93,10 @@ int run(int argc, char** argv) {
   options.steps = int(integer(o, "steps", 100, 1, 100000));
   options.batch = int(integer(o, "batch", 32, 1, 65536));
   options.widths.hidden = int(integer(o, "hidden", 257, 1, 65536));
+  // the network runs in host loops and keeps a few copies of every activation: bound the batch
+  if (std::int64_t(options.batch) * options.widths.hidden > (std::int64_t(1) << 24))
+    throw usage_error("--batch " + std::to_string(options.batch) + " × --hidden " + std::to_string(options.widths.hidden) +
+                      ": the batch may hold at most 2^24 (16777216) activations");
   if (auto it = o.find("seed"); it != o.end()) {
     char* end = nullptr;
     errno = 0;

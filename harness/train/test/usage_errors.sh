@@ -25,4 +25,5 @@ check "exclude each other" --kernel a.so --backend simt
 check "--backend 'gpu'" --backend gpu
 check "unknown option '--bogus'" --bogus 1
 check "needs a value" --steps
+check "at most 2^24" --batch 65536 --hidden 65536
 exit "$fail"
