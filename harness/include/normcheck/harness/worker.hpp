@@ -1,0 +1,112 @@
+// Isolation of kernel calls: a plugin under test runs in a forked worker process, so a
+// segfault, abort, exit() of any code, or a hang inside it is a finding of the property that
+// made the call, never the death of the harness.
+//
+// The parent forks one worker per property (and per replay, per device probe). Before each
+// case the worker records the case in a shared memory region the parent mapped before the
+// fork, and stamps a heartbeat there; progress and the final result travel over a pipe. When
+// the worker dies before sending its result, or a case runs past NORMCHECK_CALL_TIMEOUT
+// seconds (the watchdog then kills the worker's process group), the parent turns the case in
+// flight into the property's counterexample and case file and goes on with a fresh worker.
+//
+// CUDA: a context does not survive fork, so the parent never initializes the device; every
+// call that touches it, kernel::available() included, happens in a worker (a fresh context
+// each). NORMCHECK_ISOLATION=off runs everything in-process, as before, for debugging.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "normcheck/harness/campaign.hpp"
+#include "normcheck/harness/case.hpp"
+#include "normcheck/kernel.hpp"
+
+namespace nc::harness {
+
+struct isolation_options {
+  bool enabled = true;       ///< NORMCHECK_ISOLATION: on (default) or off
+  double call_timeout = 60;  ///< NORMCHECK_CALL_TIMEOUT: seconds one case may take in a worker
+  /// the shared region that holds the case in flight; a larger case is recorded by its summary only
+  std::size_t record_bytes = std::size_t(512) << 20;
+};
+
+/// NORMCHECK_ISOLATION (on | off, default on) and NORMCHECK_CALL_TIMEOUT (a number of seconds
+/// > 0, default 60); throws std::invalid_argument naming the variable and the rule
+isolation_options isolation_from_environment();
+
+/// what the body running in a worker can do
+class worker_link {
+ public:
+  /// records the case about to be checked (the case in flight if the worker dies) and
+  /// restarts the watchdog's clock
+  void record_case(const norm_case& c);
+  /// restarts the watchdog's clock
+  void heartbeat();
+  /// sends a progress message (delivered to run_in_worker's on_progress)
+  void send_progress(const std::string& payload);
+
+  struct region;  // the shared memory layout (worker.cpp)
+  worker_link(region* shared, int fd, std::size_t capacity) : shared_(shared), fd_(fd), capacity_(capacity) {}
+
+ private:
+  region* shared_;
+  int fd_;
+  std::size_t capacity_;
+};
+
+/// how a worker ended without sending its result
+struct worker_death {
+  int signal = 0;          ///< the signal that killed it (0: it exited)
+  int exit_status = -1;    ///< its exit status when it exited
+  bool hang = false;       ///< the watchdog killed it
+  double timeout = 0;      ///< the watchdog's limit, for the message
+  std::string sent_error;  ///< the worker could not send its result (why), though it ended normally
+  std::optional<norm_case> in_flight;  ///< the case it was checking, when it fit the region
+  std::string in_flight_summary;       ///< describe() of that case, or why there is none
+
+  /// "died by SIGSEGV (signal 11)", "exited with status 0 before it finished (a plugin
+  /// called exit()?)", "did not finish a case within 60 s (NORMCHECK_CALL_TIMEOUT) and was killed"
+  std::string how() const;
+  /// "the kernel's worker died by SIGSEGV (signal 11) while checking case <summary>"
+  std::string verdict() const;
+};
+
+struct worker_result {
+  std::optional<std::string> payload;  ///< what the body returned
+  std::optional<worker_death> death;   ///< set instead when the worker died
+};
+
+/// runs body in a forked worker; the parent meanwhile delivers progress messages and runs the
+/// watchdog. A body that throws makes run_in_worker throw std::runtime_error with its message
+/// (a harness error, as it would be in-process).
+worker_result run_in_worker(const std::function<std::string(worker_link&)>& body, const isolation_options& options,
+                            const std::function<void(const std::string&)>& on_progress = {});
+
+/// run_property in a worker. A death becomes a failed property: the verdict as its failure,
+/// the case in flight as its counterexample and case file (write errors recorded, never thrown)
+property_result run_property_isolated(const property& p, const kernel& k, const campaign_options& options,
+                                      const isolation_options& isolation);
+
+/// kernel::available() asked in a worker; throws std::runtime_error when the probe's worker dies
+bool available_isolated(const kernel& k, const isolation_options& isolation);
+
+/// select_backend with its device probe in a worker ("auto": cuda when its plugin loads and a
+/// device answers, else simt)
+kernel select_backend_isolated(const std::string& backend, const isolation_options& isolation,
+                               std::string* why_not = nullptr);
+
+/// the case file of a failure the worker could not report itself: written to
+/// case_dir/NAME-SEED.case; on a write error returns "" and sets *error
+std::string write_failure_case(const property& p, const kernel& k, const campaign_options& options,
+                               const norm_case& c, const std::string& failure, std::string* error);
+
+// the wire formats, for the tests: every field, any bytes in a string
+std::string encode_property_result(const property_result& r);
+property_result decode_property_result(const std::string& bytes);
+std::string encode_case(const norm_case& c);
+norm_case decode_case(const std::string& bytes);
+
+}  // namespace nc::harness

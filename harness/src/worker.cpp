@@ -1,0 +1,620 @@
+#include "normcheck/harness/worker.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <bit>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <type_traits>
+
+#include "normcheck/harness/case_file.hpp"
+
+namespace nc::harness {
+
+// The serializer below must name every field of property_result and class_share: a field added
+// there and not here would silently vanish from every isolated run. The sizes catch that on the
+// one ABI they are known for (libstdc++ on x86-64); update encode/decode_property_result with them.
+#if defined(__GLIBCXX__) && defined(__x86_64__)
+static_assert(sizeof(class_share) == 96, "class_share changed: update the wire format in harness/src/worker.cpp");
+static_assert(sizeof(property_result) == 336,
+              "property_result changed: update encode/decode_property_result in harness/src/worker.cpp");
+#endif
+
+// ---- the wire format: little-endian integers, doubles as their bits, strings as length + bytes
+
+namespace {
+
+class wire_writer {
+ public:
+  void u64(std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) out_ += char((v >> (8 * i)) & 0xff);
+  }
+  void i64(std::int64_t v) { u64(std::uint64_t(v)); }
+  void f64(double v) { u64(std::bit_cast<std::uint64_t>(v)); }
+  void str(const std::string& s) {
+    u64(s.size());
+    out_ += s;
+  }
+  void u32s(const std::vector<std::uint32_t>& v) {
+    u64(v.size());
+    const std::size_t at = out_.size();
+    out_.resize(at + 4 * v.size());
+    for (std::size_t i = 0; i < v.size(); ++i)
+      for (int b = 0; b < 4; ++b) out_[at + 4 * i + b] = char((v[i] >> (8 * b)) & 0xff);
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class wire_reader {
+ public:
+  explicit wire_reader(const std::string& in) : in_(in) {}
+  std::uint64_t u64() {
+    need(8);
+    std::uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= std::uint64_t(static_cast<unsigned char>(in_[at_ + i])) << (8 * i);
+    at_ += 8;
+    return v;
+  }
+  std::int64_t i64() { return std::int64_t(u64()); }
+  double f64() { return std::bit_cast<double>(u64()); }
+  std::string str() {
+    const std::uint64_t n = u64();
+    need(n);
+    std::string s = in_.substr(at_, n);
+    at_ += n;
+    return s;
+  }
+  std::vector<std::uint32_t> u32s() {
+    const std::uint64_t n = u64();
+    if (n > (in_.size() - at_) / 4) fail();
+    std::vector<std::uint32_t> v(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::uint32_t x = 0;
+      for (int b = 0; b < 4; ++b) x |= std::uint32_t(static_cast<unsigned char>(in_[at_ + 4 * i + b])) << (8 * b);
+      v[i] = x;
+    }
+    at_ += 4 * n;
+    return v;
+  }
+  void end() const {
+    if (at_ != in_.size()) fail();
+  }
+
+ private:
+  void need(std::uint64_t n) const {
+    if (n > in_.size() - at_) fail();
+  }
+  [[noreturn]] void fail() const {
+    throw std::runtime_error("a worker's message is malformed (at byte " + std::to_string(at_) + " of " +
+                             std::to_string(in_.size()) + ")");
+  }
+  const std::string& in_;
+  std::size_t at_ = 0;
+};
+
+void put_matrix(wire_writer& w, const matrix_layout& l) { w.i64(l.offset), w.i64(l.row_stride), w.i64(l.col_stride); }
+void put_vector(wire_writer& w, const vector_layout& l) { w.i64(l.offset), w.i64(l.stride); }
+matrix_layout get_matrix(wire_reader& r) {
+  matrix_layout l;
+  l.offset = r.i64(), l.row_stride = r.i64(), l.col_stride = r.i64();
+  return l;
+}
+vector_layout get_vector(wire_reader& r) {
+  vector_layout l;
+  l.offset = r.i64(), l.stride = r.i64();
+  return l;
+}
+
+// bytes encode_case gives, without building it: the in-flight record checks the fit first
+std::size_t encoded_size(const norm_case& c) {
+  std::size_t bytes = 8 * (5 + 4 * 3 + 3 * 2);
+  for (const auto* v : {&c.x, &c.gamma, &c.dy, &c.dy2}) bytes += 8 + 4 * v->size();
+  bytes += 8;
+  for (const auto& [key, value] : c.parameters) bytes += 16 + key.size() + value.size();
+  return bytes;
+}
+
+}  // namespace
+
+std::string encode_case(const norm_case& c) {
+  wire_writer w;
+  w.i64(c.m), w.i64(c.n), w.u64(std::uint64_t(c.x_dtype)), w.u64(std::uint64_t(c.gamma_dtype));
+  w.u64(std::bit_cast<std::uint32_t>(c.epsilon));
+  for (const matrix_layout* l : {&c.layout.x, &c.layout.y, &c.layout.dy, &c.layout.dx}) put_matrix(w, *l);
+  for (const vector_layout* l : {&c.layout.gamma, &c.layout.r, &c.layout.dgamma}) put_vector(w, *l);
+  w.u32s(c.x), w.u32s(c.gamma), w.u32s(c.dy), w.u32s(c.dy2);
+  w.u64(c.parameters.size());
+  for (const auto& [key, value] : c.parameters) w.str(key), w.str(value);
+  return w.take();
+}
+
+norm_case decode_case(const std::string& bytes) {
+  wire_reader r(bytes);
+  norm_case c;
+  c.m = r.i64(), c.n = r.i64();
+  c.x_dtype = nc_dtype(r.u64()), c.gamma_dtype = nc_dtype(r.u64());
+  c.epsilon = std::bit_cast<float>(std::uint32_t(r.u64()));
+  for (matrix_layout* l : {&c.layout.x, &c.layout.y, &c.layout.dy, &c.layout.dx}) *l = get_matrix(r);
+  for (vector_layout* l : {&c.layout.gamma, &c.layout.r, &c.layout.dgamma}) *l = get_vector(r);
+  c.x = r.u32s(), c.gamma = r.u32s(), c.dy = r.u32s(), c.dy2 = r.u32s();
+  const std::uint64_t count = r.u64();
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::string key = r.str();
+    c.parameters[key] = r.str();
+  }
+  r.end();
+  return c;
+}
+
+std::string encode_property_result(const property_result& p) {
+  wire_writer w;
+  w.str(p.name), w.i64(p.cases), w.i64(p.planned), w.f64(p.seconds), w.f64(p.max_error_in_bounds);
+  w.i64(p.fixed_table_misses);
+  w.u64(p.distribution.size());
+  for (const class_share& c : p.distribution) {
+    w.str(c.dimension), w.str(c.cls), w.i64(c.count), w.f64(c.share), w.f64(c.min_share);
+    w.u64(std::uint64_t(c.judged));
+  }
+  w.u64(p.failed), w.u64(p.distribution_short);
+  w.str(p.failure), w.str(p.counterexample), w.str(p.reproduce), w.str(p.case_file);
+  w.i64(p.shrinks), w.str(p.skipped);
+  w.str(p.case_file_error), w.str(p.unsaved_case);
+  return w.take();
+}
+
+property_result decode_property_result(const std::string& bytes) {
+  wire_reader r(bytes);
+  property_result p;
+  p.name = r.str(), p.cases = r.i64(), p.planned = r.i64(), p.seconds = r.f64(), p.max_error_in_bounds = r.f64();
+  p.fixed_table_misses = r.i64();
+  const std::uint64_t count = r.u64();
+  if (count > bytes.size()) throw std::runtime_error("a worker's message is malformed (distribution count)");
+  for (std::uint64_t i = 0; i < count; ++i) {
+    class_share c;
+    c.dimension = r.str(), c.cls = r.str(), c.count = r.i64(), c.share = r.f64(), c.min_share = r.f64();
+    const std::uint64_t judged = r.u64();
+    if (judged > std::uint64_t(class_share::verdict::reached_within_chance))
+      throw std::runtime_error("a worker's message is malformed (a class verdict)");
+    c.judged = class_share::verdict(judged);
+    p.distribution.push_back(std::move(c));
+  }
+  p.failed = r.u64() != 0, p.distribution_short = r.u64() != 0;
+  p.failure = r.str(), p.counterexample = r.str(), p.reproduce = r.str(), p.case_file = r.str();
+  p.shrinks = r.i64(), p.skipped = r.str();
+  p.case_file_error = r.str(), p.unsaved_case = r.str();
+  r.end();
+  return p;
+}
+
+// ---- the environment
+
+isolation_options isolation_from_environment() {
+  isolation_options o;
+  if (const char* text = std::getenv("NORMCHECK_ISOLATION"); text != nullptr && *text != '\0') {
+    const std::string v = text;
+    if (v == "on" || v == "1") o.enabled = true;
+    else if (v == "off" || v == "0") o.enabled = false;
+    else throw std::invalid_argument("NORMCHECK_ISOLATION = '" + v + "': must be on or off");
+  }
+  if (const char* text = std::getenv("NORMCHECK_CALL_TIMEOUT"); text != nullptr && *text != '\0') {
+    char* end = nullptr;
+    const double seconds = std::strtod(text, &end);
+    if (*end != '\0' || !(seconds > 0) || !std::isfinite(seconds) || seconds > 86400)
+      throw std::invalid_argument(std::string("NORMCHECK_CALL_TIMEOUT = '") + text +
+                                  "': must be a number of seconds in (0, 86400]");
+    o.call_timeout = seconds;
+  }
+  return o;
+}
+
+// ---- the shared region and the worker side
+
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now().time_since_epoch()).count();
+}
+
+// a summary that always fits, for a case too large for the region
+constexpr std::size_t summary_bytes = 4096;
+
+enum class record_state : std::int64_t { none = 0, writing = 1, full = 2, summary_only = 3 };
+
+}  // namespace
+
+// lives at the start of the MAP_SHARED mapping; the case's bytes follow it. Only the worker
+// writes, and the parent reads only after the worker is gone, so plain stores ordered by the
+// state field suffice; the atomics keep the heartbeat readable while the worker runs.
+struct worker_link::region {
+  std::atomic<std::int64_t> heartbeat_ns;
+  std::atomic<std::int64_t> state;
+  std::atomic<std::int64_t> bytes;
+  std::atomic<std::int64_t> cases_recorded;
+  char summary[summary_bytes];
+};
+static_assert(std::atomic<std::int64_t>::is_always_lock_free, "the heartbeat must work across processes");
+
+namespace {
+constexpr std::size_t data_offset = (sizeof(worker_link::region) + 63) / 64 * 64;
+}
+
+void worker_link::heartbeat() { shared_->heartbeat_ns.store(now_ns(), std::memory_order_relaxed); }
+
+void worker_link::record_case(const norm_case& c) {
+  shared_->state.store(std::int64_t(record_state::writing), std::memory_order_relaxed);
+  const std::string summary = describe(c);
+  const std::size_t s = std::min(summary.size(), summary_bytes - 1);
+  std::memcpy(shared_->summary, summary.data(), s);
+  shared_->summary[s] = '\0';
+  char* data = reinterpret_cast<char*>(shared_) + data_offset;
+  record_state done = record_state::summary_only;
+  if (encoded_size(c) <= capacity_) {
+    // the encoding is built once and copied: a case is checked against an exact oracle, which
+    // costs far more than this copy
+    const std::string bytes = encode_case(c);
+    std::memcpy(data, bytes.data(), bytes.size());
+    shared_->bytes.store(std::int64_t(bytes.size()), std::memory_order_relaxed);
+    done = record_state::full;
+  } else {
+    shared_->bytes.store(std::int64_t(encoded_size(c)), std::memory_order_relaxed);
+  }
+  shared_->cases_recorded.fetch_add(1, std::memory_order_relaxed);
+  shared_->state.store(std::int64_t(done), std::memory_order_release);
+  heartbeat();
+}
+
+namespace {
+
+enum message_kind : char { progress_message = 'p', result_message = 'r', error_message = 'e' };
+
+// all or nothing: false when the pipe is gone (the parent reads until the worker ends)
+bool write_all(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n, size -= std::size_t(n);
+  }
+  return true;
+}
+
+bool send_message(int fd, char kind, const std::string& payload) {
+  std::string frame(1, kind);
+  for (int i = 0; i < 8; ++i) frame += char((std::uint64_t(payload.size()) >> (8 * i)) & 0xff);
+  frame += payload;
+  return write_all(fd, frame.data(), frame.size());
+}
+
+}  // namespace
+
+void worker_link::send_progress(const std::string& payload) {
+  heartbeat();
+  send_message(fd_, progress_message, payload);
+}
+
+// ---- deaths
+
+namespace {
+
+std::string signal_name(int sig) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+  if (const char* abbrev = sigabbrev_np(sig)) return std::string("SIG") + abbrev;
+#endif
+  return "signal";
+}
+
+std::string seconds_text(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", s);
+  return text;
+}
+
+}  // namespace
+
+std::string worker_death::how() const {
+  if (hang)
+    return "did not finish a case within " + seconds_text(timeout) +
+           " s (NORMCHECK_CALL_TIMEOUT) and was killed (a hang)";
+  if (signal != 0) return "died by " + signal_name(signal) + " (signal " + std::to_string(signal) + ")";
+  if (!sent_error.empty()) return "could not send its result: " + sent_error;
+  if (exit_status == 0) return "exited with status 0 before it finished (a plugin called exit()?)";
+  return "exited with status " + std::to_string(exit_status) + " before it finished (a plugin called exit()?)";
+}
+
+std::string worker_death::verdict() const {
+  return "the kernel's worker " + how() + " while checking case " + in_flight_summary;
+}
+
+// ---- the parent side
+
+namespace {
+
+// the worker's end: runs the body, sends what it returns, and never returns itself
+[[noreturn]] void worker_main(const std::function<std::string(worker_link&)>& body, worker_link& link, int fd) {
+  // a plugin's children (a compiler, a helper) die with the worker when the watchdog kills the group
+  setpgid(0, 0);
+  signal(SIGPIPE, SIG_IGN);
+  int code = 0;
+  try {
+    link.heartbeat();
+    const std::string payload = body(link);
+    if (!send_message(fd, result_message, payload)) code = 121;
+  } catch (const std::exception& e) {
+    send_message(fd, error_message, e.what());
+  } catch (...) {
+    send_message(fd, error_message, "an exception that is not a std::exception");
+  }
+  // _exit: neither atexit handlers nor static destructors (a plugin's, a CUDA context's)
+  // run in the worker; the parent owns stdout, which the worker has nothing buffered in
+  std::fflush(stdout);
+  std::fflush(stderr);
+  _exit(code);
+}
+
+class mapping {
+ public:
+  explicit mapping(std::size_t bytes) : bytes_(bytes) {
+    // MAP_NORESERVE: only the pages a case touches are ever backed
+    ptr_ = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (ptr_ == MAP_FAILED)
+      throw std::runtime_error(std::string("cannot map the worker's shared region: ") + std::strerror(errno));
+  }
+  ~mapping() { munmap(ptr_, bytes_); }
+  mapping(const mapping&) = delete;
+  mapping& operator=(const mapping&) = delete;
+  void* get() const { return ptr_; }
+
+ private:
+  void* ptr_;
+  std::size_t bytes_;
+};
+
+struct fd_guard {
+  int fd = -1;
+  ~fd_guard() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+worker_result run_in_worker(const std::function<std::string(worker_link&)>& body, const isolation_options& options,
+                            const std::function<void(const std::string&)>& on_progress) {
+  const std::size_t capacity = std::max<std::size_t>(options.record_bytes, 1 << 16);
+  mapping shared(data_offset + capacity);
+  auto* region = new (shared.get()) worker_link::region{};
+  region->heartbeat_ns.store(now_ns());
+
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("cannot create the worker's pipe: ") + std::strerror(errno));
+  fd_guard read_end{fds[0]}, write_end{fds[1]};
+
+  // what stdio holds now would otherwise be written twice, once by a worker that exit()s
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("cannot fork a worker: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::close(fds[0]);
+    worker_link link(region, fds[1], capacity);
+    worker_main(body, link, fds[1]);
+  }
+  setpgid(pid, pid);  // also here: the watchdog may need the group before the worker set it
+  ::close(write_end.fd);
+  write_end.fd = -1;
+  fcntl(read_end.fd, F_SETFL, O_NONBLOCK);
+
+  std::string buffer;
+  std::optional<std::string> result, error;
+  bool eof = false, hang = false;
+  std::optional<steady::time_point> result_at;
+  const auto parse = [&] {
+    for (;;) {
+      if (buffer.size() < 9) return;
+      std::uint64_t size = 0;
+      for (int i = 0; i < 8; ++i) size |= std::uint64_t(static_cast<unsigned char>(buffer[1 + i])) << (8 * i);
+      if (buffer.size() < 9 + size) return;
+      std::string payload = buffer.substr(9, size);
+      const char kind = buffer[0];
+      buffer.erase(0, 9 + size);
+      if (kind == progress_message) {
+        if (on_progress) on_progress(payload);
+      } else if (kind == result_message) {
+        result = std::move(payload), result_at = steady::now();
+      } else if (kind == error_message) {
+        error = std::move(payload), result_at = steady::now();
+      }
+    }
+  };
+  const auto drain = [&] {
+    char chunk[65536];
+    for (;;) {
+      const ssize_t n = ::read(read_end.fd, chunk, sizeof chunk);
+      if (n > 0) {
+        buffer.append(chunk, std::size_t(n));
+        continue;
+      }
+      if (n == 0) eof = true;
+      else if (errno == EINTR) continue;
+      break;
+    }
+    parse();
+  };
+  const std::int64_t limit_ns = std::int64_t(options.call_timeout * 1e9);
+  for (;;) {
+    pollfd p{read_end.fd, POLLIN, 0};
+    if (!eof) ::poll(&p, 1, 100);
+    else ::usleep(20000);  // the pipe closed (a plugin closed descriptors?), the worker runs on
+    drain();
+    // look without reaping: while the worker is unreaped its pid, and so its group, is not reused
+    siginfo_t info{};
+    if (::waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid) break;
+    const bool stuck_after_result = result_at && steady::now() - *result_at > std::chrono::seconds(10);
+    if (now_ns() - region->heartbeat_ns.load(std::memory_order_relaxed) > limit_ns || stuck_after_result) {
+      if (!result && !error) hang = true;
+      ::kill(-pid, SIGKILL);
+      ::kill(pid, SIGKILL);
+      break;
+    }
+  }
+  ::kill(-pid, SIGKILL);  // whatever the worker left running in its group
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  drain();
+
+  if (error) throw std::runtime_error(*error);
+  worker_result out;
+  if (result) {
+    out.payload = std::move(result);
+    return out;
+  }
+  worker_death d;
+  d.hang = hang;
+  d.timeout = options.call_timeout;
+  if (!hang) {
+    if (WIFSIGNALED(status)) d.signal = WTERMSIG(status);
+    else if (WIFEXITED(status)) d.exit_status = WEXITSTATUS(status);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 121) d.sent_error = "its pipe to the harness was closed";
+  }
+  const auto state = record_state(region->state.load(std::memory_order_acquire));
+  if (state == record_state::full) {
+    try {
+      d.in_flight = decode_case(std::string(reinterpret_cast<const char*>(shared.get()) + data_offset,
+                                            std::size_t(region->bytes.load())));
+      d.in_flight_summary = describe(*d.in_flight);
+    } catch (const std::exception& e) {
+      d.in_flight_summary = std::string(region->summary) + " (its record is unreadable: " + e.what() + ")";
+    }
+  } else if (state == record_state::summary_only) {
+    d.in_flight_summary = std::string(region->summary) + " (" + std::to_string(region->bytes.load()) +
+                          " bytes, too large for the in-flight record: no case file)";
+  } else if (state == record_state::writing) {
+    d.in_flight_summary = "(the worker died while recording it)";
+  } else {
+    d.in_flight_summary = "(none: it died before its first case)";
+  }
+  out.death = std::move(d);
+  return out;
+}
+
+// ---- properties, probes, backends
+
+std::string write_failure_case(const property& p, const kernel& k, const campaign_options& options,
+                               const norm_case& c, const std::string& failure, std::string* error) {
+  case_file file{c, {}};
+  file.metadata = {{"origin", "property"},
+                   {"property", p.name},
+                   {"backend", k.backend()},
+                   {"kernel", k.path()},
+                   {"kernel_name", k.name()},
+                   {"seed", std::to_string(options.seed)},
+                   {"failure", failure.substr(0, failure.find('\n'))}};
+  const std::string path = options.case_dir + "/" + p.name + "-" + std::to_string(options.seed) + ".case";
+  try {
+    write_case_file(path, file);
+    return path;
+  } catch (const std::exception& e) {
+    if (error) *error = e.what();
+    return "";
+  }
+}
+
+namespace {
+
+std::string encode_progress(const progress& p) {
+  wire_writer w;
+  w.i64(p.cases_done), w.i64(p.cases_planned), w.i64(p.shrinks), w.f64(p.seconds);
+  return w.take();
+}
+
+progress decode_progress(const property& p, const std::string& bytes) {
+  wire_reader r(bytes);
+  progress g{&p, 0, 0, 0, 0};
+  g.cases_done = r.i64(), g.cases_planned = r.i64(), g.shrinks = r.i64(), g.seconds = r.f64();
+  r.end();
+  return g;
+}
+
+}  // namespace
+
+property_result run_property_isolated(const property& p, const kernel& k, const campaign_options& options,
+                                      const isolation_options& isolation) {
+  if (!isolation.enabled) return run_property(p, k, options);
+  progress last{&p, 0, planned_cases(p, options), 0, 0};
+  const auto start = steady::now();
+  const worker_result w = run_in_worker(
+      [&](worker_link& link) {
+        campaign_options inner = options;
+        inner.on_progress = [&link](const progress& g) { link.send_progress(encode_progress(g)); };
+        inner.on_case = [&link](const norm_case& c) { link.record_case(c); };
+        return encode_property_result(run_property(p, k, inner));
+      },
+      isolation,
+      [&](const std::string& bytes) {
+        last = decode_progress(p, bytes);
+        if (options.on_progress) options.on_progress(last);
+      });
+  if (w.payload) return decode_property_result(*w.payload);
+
+  const worker_death& d = *w.death;
+  property_result r;
+  r.name = p.name;
+  r.planned = last.cases_planned;
+  r.cases = last.cases_done;
+  r.shrinks = last.shrinks;
+  r.seconds = std::chrono::duration<double>(steady::now() - start).count();
+  r.failed = true;
+  r.failure = d.verdict();
+  if (r.cases > 0) r.failure += "\n(" + std::to_string(r.cases) + " cases passed before it)";
+  r.counterexample = d.in_flight_summary + "\n(not shrunk: a case that kills its worker is reported as it was drawn)\n";
+  if (d.in_flight) {
+    std::string error;
+    r.case_file = write_failure_case(p, k, options, *d.in_flight, r.failure, &error);
+    if (r.case_file.empty()) {
+      r.case_file_error = error;
+      case_file file{*d.in_flight, {{"property", p.name}, {"seed", std::to_string(options.seed)}}};
+      r.unsaved_case = to_text(file);
+    }
+  }
+  return r;
+}
+
+bool available_isolated(const kernel& k, const isolation_options& isolation) {
+  if (!isolation.enabled) return k.available();
+  const worker_result w = run_in_worker([&](worker_link&) { return std::string(k.available() ? "1" : "0"); }, isolation);
+  if (w.payload) return *w.payload == "1";
+  throw std::runtime_error("kernel plugin '" + k.path() + "': asking whether its device is present (synchronize), " +
+                           "its worker " + w.death->how());
+}
+
+kernel select_backend_isolated(const std::string& backend, const isolation_options& isolation, std::string* why_not) {
+  if (!isolation.enabled) return select_backend(backend, why_not);
+  if (backend == "simt" || backend == "cuda") return kernel::shipped(backend);
+  try {
+    kernel cuda = kernel::shipped("cuda");
+    if (available_isolated(cuda, isolation)) return cuda;
+    if (why_not) *why_not = "the cuda plugin loads but no CUDA device is present";
+  } catch (const std::exception& e) {
+    if (why_not) *why_not = e.what();
+  }
+  return kernel::shipped("simt");
+}
+
+}  // namespace nc::harness
