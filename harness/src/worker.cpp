@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -350,6 +351,9 @@ namespace {
   // a plugin's children (a compiler, a helper) die with the worker when the watchdog kills the group
   setpgid(0, 0);
   signal(SIGPIPE, SIG_IGN);
+  // a crash is a finding with its case file; a core dump per crashing case would only fill the disk
+  const rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
   int code = 0;
   try {
     link.heartbeat();

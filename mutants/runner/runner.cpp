@@ -15,7 +15,10 @@
 #include <sstream>
 #include <thread>
 
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include "campaign.hpp"
 #include "mutants.hpp"
@@ -151,9 +154,20 @@ std::string find_sanitizer() {
   return "";
 }
 
+// asked in a child process: `normcheck run` calls this after its property campaign, and the
+// harness process never initializes the device (its kernel calls run in forked workers,
+// harness/src/worker.cpp, which a CUDA context made here would not survive)
 bool device_present(const fs::path& plugin) {
   try {
-    return kernel::load(plugin.string()).available();
+    const kernel k = kernel::load(plugin.string());
+    std::fflush(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0) return k.available();
+    if (pid == 0) _exit(k.available() ? 0 : 1);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
   } catch (const std::exception&) {
     return false;
   }
