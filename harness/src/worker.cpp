@@ -247,6 +247,7 @@ struct worker_link::region {
   std::atomic<std::int64_t> state;
   std::atomic<std::int64_t> bytes;
   std::atomic<std::int64_t> cases_recorded;
+  std::atomic<std::int64_t> in_case;  // 1 from record_case until the next progress message
   char summary[summary_bytes];
 };
 static_assert(std::atomic<std::int64_t>::is_always_lock_free, "the heartbeat must work across processes");
@@ -276,6 +277,7 @@ void worker_link::record_case(const norm_case& c) {
     shared_->bytes.store(std::int64_t(encoded_size(c)), std::memory_order_relaxed);
   }
   shared_->cases_recorded.fetch_add(1, std::memory_order_relaxed);
+  shared_->in_case.store(1, std::memory_order_relaxed);
   shared_->state.store(std::int64_t(done), std::memory_order_release);
   heartbeat();
 }
@@ -305,6 +307,8 @@ bool send_message(int fd, char kind, const std::string& payload) {
 }  // namespace
 
 void worker_link::send_progress(const std::string& payload) {
+  // the campaign reports progress once a case is done: a death after this is between cases
+  shared_->in_case.store(0, std::memory_order_relaxed);
   heartbeat();
   send_message(fd_, progress_message, payload);
 }
@@ -373,9 +377,15 @@ namespace {
 
 class mapping {
  public:
-  explicit mapping(std::size_t bytes) : bytes_(bytes) {
-    // MAP_NORESERVE: only the pages a case touches are ever backed
-    ptr_ = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  // the smaller of bytes and what the system grants, down to min_bytes
+  mapping(std::size_t bytes, std::size_t min_bytes) : bytes_(bytes) {
+    // MAP_NORESERVE: only the pages a case touches are ever backed; where the system still
+    // refuses that much (strict overcommit), a smaller record, so larger cases give summaries
+    for (;;) {
+      ptr_ = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (ptr_ != MAP_FAILED || bytes_ / 4 < min_bytes) break;
+      bytes_ /= 4;
+    }
     if (ptr_ == MAP_FAILED)
       throw std::runtime_error(std::string("cannot map the worker's shared region: ") + std::strerror(errno));
   }
@@ -383,6 +393,7 @@ class mapping {
   mapping(const mapping&) = delete;
   mapping& operator=(const mapping&) = delete;
   void* get() const { return ptr_; }
+  std::size_t size() const { return bytes_; }
 
  private:
   void* ptr_;
@@ -400,8 +411,8 @@ struct fd_guard {
 
 worker_result run_in_worker(const std::function<std::string(worker_link&)>& body, const isolation_options& options,
                             const std::function<void(const std::string&)>& on_progress) {
-  const std::size_t capacity = std::max<std::size_t>(options.record_bytes, 1 << 16);
-  mapping shared(data_offset + capacity);
+  const mapping shared(data_offset + std::max<std::size_t>(options.record_bytes, 1 << 16), data_offset + (1 << 16));
+  const std::size_t capacity = shared.size() - data_offset;
   auto* region = new (shared.get()) worker_link::region{};
   region->heartbeat_ns.store(now_ns());
 
@@ -506,6 +517,8 @@ worker_result run_in_worker(const std::function<std::string(worker_link&)>& body
     } catch (const std::exception& e) {
       d.in_flight_summary = std::string(region->summary) + " (its record is unreadable: " + e.what() + ")";
     }
+    if (region->in_case.load() == 0)
+      d.in_flight_summary += " (between cases: that case, the last one checked, had finished)";
   } else if (state == record_state::summary_only) {
     d.in_flight_summary = std::string(region->summary) + " (" + std::to_string(region->bytes.load()) +
                           " bytes, too large for the in-flight record: no case file)";
