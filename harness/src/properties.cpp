@@ -117,8 +117,8 @@ class verdicts {
       summary << failures_ << " element(s) of " << failed_outputs_ << " wrong";
       failed = true;
     }
-    if (table_binding_ && table_misses_ > 0) {
-      summary << (failed ? ", " : "") << table_misses_ << " element(s) outside the document's fixed atol/rtol";
+    if (table_binding_ && binding_misses_ > 0) {
+      summary << (failed ? ", " : "") << binding_misses_ << " element(s) outside the document's fixed atol/rtol";
       failed = true;
     }
     if (!other_.empty()) {
@@ -132,10 +132,12 @@ class verdicts {
   void add(const char* output, const oracle::comparison& cmp, bool by_column) {
     max_units_ = std::max(max_units_, cmp.max_bound_units);
     table_misses_ += cmp.table_failures;
+    // the table binds where every correct kernel meets it (its bound fits inside the tolerance)
+    binding_misses_ += cmp.achievable_table_failures;
     failures_ += cmp.bound_failures;
     if (cmp.bound_failures > 0) name_output(output);
     for (const oracle::mismatch& m : cmp.mismatches) {
-      if (m.bound_failed || (table_binding_ && m.table_failed))
+      if (m.bound_failed || (table_binding_ && m.table_failed && m.table_achievable))
         keep({output, by_column ? 0 : m.row, by_column ? m.row : m.col, m.oracle, m.got, m.bound});
       // an element of a row where some evaluation order overflows: say so once, with the element
       if (!m.note.empty() && other_.find(m.note) == std::string::npos) {
@@ -162,7 +164,7 @@ class verdicts {
   }
 
   bool table_binding_;
-  std::int64_t failures_ = 0, table_misses_ = 0;
+  std::int64_t failures_ = 0, table_misses_ = 0, binding_misses_ = 0;
   double max_units_ = 0;
   std::string failed_outputs_, other_;
   std::vector<mismatch> first_;
@@ -691,11 +693,13 @@ void check_tall_batch(const kernel& k, const norm_case& c, observation& o) {
   const outputs batch = execute(k, c, calls::forward_and_backward);
   tag_case(o, c), tag_paths(o, batch);
   // the backward's row slots: its partial table is slots × N fp32
-  const std::int64_t slots = std::int64_t(batch.workspace_bytes / sizeof(float)) / c.n;
-  o.tag("backward slots", c.m > slots ? "loop" : "one row each");
+  // a kernel without a partial table (workspace 0: its own reduction) is cut into pieces of
+  // 1024 rows: the rows must still give the bits they give in a shorter batch
+  const std::int64_t table_rows = std::int64_t(batch.workspace_bytes / sizeof(float)) / c.n;
+  const std::int64_t slots = table_rows >= 1 ? table_rows : 1024;
+  o.tag("backward slots", table_rows < 1 ? "no partial table" : c.m > slots ? "loop" : "one row each");
   verdicts v;
-  if (slots < 1) v.fail("the backward asked for no partial table");
-  for (std::int64_t first = slots; slots >= 1 && first < c.m; first += slots) {
+  for (std::int64_t first = slots; first < c.m; first += slots) {
     const std::int64_t count = std::min(slots, c.m - first);
     const norm_case piece = rows_of(c, first, count, k.capabilities());
     const outputs p = execute(k, piece, calls::forward_and_backward);

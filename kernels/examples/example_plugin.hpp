@@ -16,11 +16,13 @@
 //
 // and gets a complete ABI plugin: every dtype pair, any strides and offsets, the contract
 // checked before anything is written (kernels/src/contract.cpp: the rules the contract
-// property tests, each message naming the argument in quotes), a workspace of 0 bytes and
-// dgamma summed over rows in fixed row order (deterministic without a partial table),
+// property tests, each message naming the argument in quotes), dgamma summed over rows in
+// fixed row order in a workspace of N fp32 (one row of partial sums: the smallest table the
+// contract's blocks × N allows, and what a caller allocates after asking workspace_size),
 // host memory for alloc/copy, and a table answering ABI versions 2 and 1.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -143,14 +145,24 @@ nc_status forward(const nc_forward_args* a) {
   });
 }
 
+/// the workspace: one fp32 partial sum per column (N ≥ 1 after the contract check; a size
+/// past SIZE_MAX asks for SIZE_MAX, which no caller can give)
+inline std::size_t workspace_bytes(std::int64_t n) {
+  if (n < 1) return 0;
+  return std::uint64_t(n) > SIZE_MAX / sizeof(float) ? SIZE_MAX : std::size_t(n) * sizeof(float);
+}
+
 template <class Order>
 nc_status backward(const nc_backward_args* a) {
   return guarded([&] {
-    // no workspace: dgamma is summed here, one row after the other
-    if (auto v = nc::check_backward(*a, 0)) return rejected(*v);
+    if (auto v = nc::check_backward(*a, workspace_bytes(a->n))) return rejected(*v);
     const std::int64_t n = a->n;
     const auto size = static_cast<std::size_t>(n);
-    std::vector<float> x(size), gamma(size), dy(size), dx(size), term(size), dgamma(size, 0.0f);
+    std::vector<float> x(size), gamma(size), dy(size), dx(size), term(size);
+    // dgamma's partial sums live in the caller's workspace, summed one row after the other:
+    // the same order every run, so bit-identical
+    float* dgamma = static_cast<float*>(a->workspace);
+    std::fill(dgamma, dgamma + n, 0.0f);
     for (std::int64_t j = 0; j < n; ++j) gamma[std::size_t(j)] = load(a->gamma.data, a->gamma.dtype, at(a->gamma, j));
     for (std::int64_t i = 0; i < a->m; ++i) {
       for (std::int64_t j = 0; j < n; ++j) {
@@ -162,17 +174,17 @@ nc_status backward(const nc_backward_args* a) {
       for (std::int64_t j = 0; j < n; ++j) {
         store(a->dx.data, a->dx.dtype, at(a->dx, i, j), dx[std::size_t(j)]);
         // dgamma is a sum over rows, never a mean; row order fixed, so bit-identical run to run
-        dgamma[std::size_t(j)] += term[std::size_t(j)];
+        dgamma[j] += term[std::size_t(j)];
       }
     }
     // M = 0 still writes dgamma: a sum over no rows is 0
-    for (std::int64_t j = 0; j < n; ++j) store(a->dgamma.data, a->dgamma.dtype, at(a->dgamma, j), dgamma[std::size_t(j)]);
+    for (std::int64_t j = 0; j < n; ++j) store(a->dgamma.data, a->dgamma.dtype, at(a->dgamma, j), dgamma[j]);
     return NC_OK;
   });
 }
 
-inline nc_status workspace_size(const nc_backward_args*, size_t* bytes) {
-  *bytes = 0;
+inline nc_status workspace_size(const nc_backward_args* a, size_t* bytes) {
+  *bytes = workspace_bytes(a->n);
   return NC_OK;
 }
 

@@ -24,9 +24,10 @@ class summary {
     result_.max_bound_units = std::max(result_.max_bound_units, v.bound_units);
     if (std::isfinite(v.error)) result_.max_abs_error = std::max(result_.max_abs_error, v.error);
     result_.table_failures += v.table_ok ? 0 : 1;
+    result_.achievable_table_failures += v.table_ok || !v.table_achievable ? 0 : 1;
     result_.bound_failures += v.bound_ok ? 0 : 1;
     if ((!v.table_ok || !v.bound_ok) && result_.mismatches.size() < options_.max_mismatches)
-      result_.mismatches.push_back({row, col, oracle, got, v.error, bound, !v.table_ok, !v.bound_ok,
+      result_.mismatches.push_back({row, col, oracle, got, v.error, bound, !v.table_ok, v.table_achievable, !v.bound_ok,
                                     status && !v.bound_ok ? describe(status->hazard, status->r) : std::string()});
   }
 
@@ -73,7 +74,9 @@ element_verdict judge(double got, double oracle, double bound, const tolerance& 
   }
   // finite: −0 and +0 differ by exactly 0
   v.error = std::fabs(got - oracle);
-  v.table_ok = v.error <= tol.atol + tol.rtol * std::fabs(oracle);
+  const double tolerance = tol.atol + tol.rtol * std::fabs(oracle);
+  v.table_ok = v.error <= tolerance;
+  v.table_achievable = bound <= tolerance;
   if (bound > 0) {
     v.bound_units = v.error / bound;
   } else {

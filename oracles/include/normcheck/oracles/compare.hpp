@@ -33,6 +33,9 @@ tolerance fixed_tolerance(dtype type);
 struct element_verdict {
   bool table_ok = true;
   bool bound_ok = true;
+  /// the bound fits inside the table's tolerance, so every correct kernel meets the table here;
+  /// where it does not (a sum that cancels, r's own 2 ulp), a correct kernel may miss the table
+  bool table_achievable = true;
   double error = 0;        ///< |got − oracle|; +Inf when special values do not match
   double bound_units = 0;  ///< error / bound; 0 for matching specials, +Inf when the bound is 0 or missing and the error is not 0
 };
@@ -49,6 +52,7 @@ struct mismatch {
   double error = 0;
   double bound = 0;
   bool table_failed = false;
+  bool table_achievable = true;  ///< element_verdict::table_achievable
   bool bound_failed = false;
   /// why a correct-looking result can still be a kernel defect: the row's order_hazard
   /// sentence (describe), empty when the row has none
@@ -60,6 +64,7 @@ struct comparison {
   std::int64_t compared = 0;        ///< elements judged
   std::int64_t skipped = 0;         ///< elements out of the domain, not judged
   std::int64_t table_failures = 0;  ///< verdict 1 failures
+  std::int64_t achievable_table_failures = 0;  ///< those where the table was achievable: a defect when the table binds
   std::int64_t bound_failures = 0;  ///< verdict 2 failures
   double max_bound_units = 0;
   double p99_bound_units = 0;
