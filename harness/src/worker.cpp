@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -351,9 +352,14 @@ std::string worker_death::verdict() const {
 namespace {
 
 // the worker's end: runs the body, sends what it returns, and never returns itself
-[[noreturn]] void worker_main(const std::function<std::string(worker_link&)>& body, worker_link& link, int fd) {
+[[noreturn]] void worker_main(const std::function<std::string(worker_link&)>& body, worker_link& link, int fd,
+                              pid_t parent) {
   // a plugin's children (a compiler, a helper) die with the worker when the watchdog kills the group
   setpgid(0, 0);
+  // ...and the worker, in a group of its own, dies with the harness: a mutation runner that
+  // kills a timed-out `normcheck check` by its group would otherwise leave the worker running
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(122);
   signal(SIGPIPE, SIG_IGN);
   // a crash is a finding with its case file; a core dump per crashing case would only fill the disk
   const rlimit no_core{0, 0};
@@ -423,12 +429,13 @@ worker_result run_in_worker(const std::function<std::string(worker_link&)>& body
 
   // what stdio holds now would otherwise be written twice, once by a worker that exit()s
   std::fflush(nullptr);
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("cannot fork a worker: ") + std::strerror(errno));
   if (pid == 0) {
     ::close(fds[0]);
     worker_link link(region, fds[1], capacity);
-    worker_main(body, link, fds[1]);
+    worker_main(body, link, fds[1], parent);
   }
   setpgid(pid, pid);  // also here: the watchdog may need the group before the worker set it
   ::close(write_end.fd);
