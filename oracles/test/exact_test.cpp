@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fp32_kernel.hpp"
+#include "normcheck/oracles/compare.hpp"
 #include "normcheck/oracles/exact.hpp"
 #include "test_support.hpp"
 
@@ -293,6 +294,32 @@ TEST(exact, bounds_dx_of_a_kernel_that_forms_x_times_r_first) {
     // the bound stays tight: within a few bf16 subnormal steps (2^-133) of the exact dx
     for (std::size_t j = 0; j < 8; ++j) EXPECT_LE(b.dx_bound[j], 8 * 0x1p-133 + 0x1p-6 * std::fabs(b.dx[j]));
   }
+}
+
+TEST(exact, keeps_a_row_whose_r_cubed_overflows_and_names_the_orders_that_fail_there) {
+  // a zero row next to ε = 1e-30: r = 1e15, so r³ = 1e45 overflows fp32, but the shipped order
+  // ((x·r)·(s/N·r·r)) and PyTorch's are finite and exact here (dx = r·u). The row stays in the
+  // domain with a hazard for the orders that form r³ (abi.h read left to right, the document's)
+  const auto x = matrix_of(1, 3, dtype::f32, {0, 0, 0});
+  const auto dy = matrix_of(1, 3, dtype::f32, {1, -2, 0.5});
+  const auto ones = vector_of(dtype::f32, {1, 1, 1});
+  const backward_problem p{1, 3, x.view, ones.view, dy.view, 1e-30f, dtype::f32, dtype::f32};
+  for (const backward_result& b : {exact_backward(p), exact_backward_mp(p)}) {
+    ASSERT_TRUE(b.rows[0].in_domain()) << describe(b.rows[0].reason);
+    EXPECT_EQ(b.rows[0].hazard, order_hazard::r_cubed_overflow);
+    const std::string why = describe(b.rows[0].hazard, b.rows[0].r);
+    EXPECT_NE(why.find("r^3 overflows fp32 (r = 1e+15)"), std::string::npos) << why;
+    // and the comparator carries the sentence to a failing element: the NaN of 0·Inf
+    std::vector<float> got = {NAN, NAN, NAN};
+    const comparison c = compare(matrix_view{got.data(), dtype::f32, 0, 3, 1}, 1, 3, b.dx, b.dx_bound, b.rows);
+    ASSERT_FALSE(c.mismatches.empty());
+    EXPECT_EQ(c.mismatches[0].note, why);
+  }
+  // with a subnormal ε (r = 1e20) r²/N overflows too: Liger's order forms it
+  const backward_problem q{1, 3, x.view, ones.view, dy.view, 1e-40f, dtype::f32, dtype::f32};
+  const backward_result b = exact_backward(q);
+  ASSERT_TRUE(b.rows[0].in_domain()) << describe(b.rows[0].reason);
+  EXPECT_EQ(b.rows[0].hazard, order_hazard::r_squared_overflow);
 }
 
 TEST(exact, flags_a_zero_row_without_epsilon_and_zeroes_it_with_one) {
