@@ -60,8 +60,13 @@ std::uint32_t pair_of(nc_dtype x, nc_dtype gamma);
 /// A loaded plugin. Copies share the library, which stays loaded while any copy lives.
 class kernel {
  public:
-  /// Loads the plugin at a path (a shared library exporting normcheck_plugin).
+  /// Loads the plugin at a path (a shared library exporting normcheck_plugin), or a Python
+  /// kernel: `python:MODULE[:FUNCTION]` or `FILE.py[:FUNCTION]`, run by the bridge plugin
+  /// libnormcheck_python.so found as shipped_path("python") finds it (kernels/python/README.md).
   static kernel load(const std::string& path);
+
+  /// True for a kernel spec that names a Python kernel (python:..., *.py, *.py:FUNCTION).
+  static bool is_python_spec(const std::string& spec);
 
   /// The shipped plugin for a backend ("simt" or "cuda"), found beside the calling
   /// program (its ../lib folder) or in NORMCHECK_PLUGIN_DIR.

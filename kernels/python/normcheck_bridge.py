@@ -1,0 +1,532 @@
+"""normcheck's Python kernel worker: the other end of libnormcheck_python.so (bridge.cpp).
+
+The plugin spawns `python3 -B normcheck_bridge.py SPEC` with its socket on fd 3, stdin on
+/dev/null and stdout joined to stderr (a kernel's print() never reaches the harness's report).
+Memory lives here: numpy uint8 arrays (no torch in the module) or torch uint8 tensors on the
+GPU (torch's CPU when there is none). A call gets, per operand, a view of the allocation with
+the case's dtype, element offset and strides -- no contiguous copy -- calls the user's
+function, writes what it returns into the output views, and checks the inputs' elements are
+bit-identical afterwards. kernels/python/README.md documents the spec syntax, the styles, the
+declaration and the exception rule.
+"""
+
+import importlib
+import importlib.util
+import os
+import re
+import socket
+import struct
+import sys
+import traceback
+
+# the wire (bridge.cpp): a 16-byte header (u32 op or status, u32 0, u64 payload bytes)
+HEADER = struct.Struct("<IIQ")
+OP_HELLO, OP_ALLOC, OP_FREE, OP_UPLOAD, OP_DOWNLOAD, OP_COPY, OP_SYNCHRONIZE, OP_FORWARD, OP_BACKWARD = range(1, 10)
+NC_OK, NC_ERR_INVALID_ARGUMENT, NC_ERR_UNSUPPORTED, NC_ERR_RUNTIME, NC_ERR_NO_DEVICE = range(5)
+# an operand: allocation, byte offset, dtype, element offset, row stride, column stride
+OPERAND = struct.Struct("<QQqqqq")
+FORWARD = struct.Struct("<qqII")
+BACKWARD = struct.Struct("<qq")
+
+PAIRS = {"fp32": 1, "fp16": 2, "bf16": 4, "fp16+fp32 gamma": 8, "bf16+fp32 gamma": 16}
+LAYOUTS = {"padded_rows": 1, "offsets": 2, "misaligned": 4, "column_strided": 8}
+NC_FORWARD_ONLY, NC_NO_R = 1, 2
+DTYPE_NAMES = ("fp32", "fp16", "bf16")
+# a rejection names an argument in quotes, as abi.h asks of every plugin
+ARGUMENT_NAME = re.compile(r"'(x|gamma|y|r|dy|dx|dgamma|epsilon|eps|m|n|workspace)(\.[a-z_]+)?'")
+DECLARATION_KEYS = {"style", "dtypes", "layouts", "forward_only", "writes_r", "epsilons", "max_n",
+                    "max_elements", "writes_inputs", "device", "name", "backward"}
+
+
+class declaration_error(Exception):
+    pass
+
+
+def load_function(spec):
+    """python:MODULE[:FUNCTION] or path/to/file.py[:FUNCTION] -> (module, function name)"""
+    if spec.startswith("python:"):
+        module_name, _, function = spec[len("python:"):].partition(":")
+        module = importlib.import_module(module_name)
+    else:
+        path, function = spec, ""
+        if not spec.endswith(".py"):
+            path, _, function = spec.rpartition(":")
+        if not os.path.isfile(path):
+            raise declaration_error(f"kernel '{spec}': no Python file '{path}'")
+        name = "normcheck_kernel_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
+        # the file's folder first on sys.path, so it can import its neighbours
+        sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+        module_spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[name] = module
+        module_spec.loader.exec_module(module)
+    function = function or "forward"
+    if not callable(getattr(module, function, None)):
+        raise declaration_error(f"kernel '{spec}': the module has no function '{function}'")
+    return module, function
+
+
+class numpy_memory:
+    """allocations as numpy uint8 arrays (host memory)"""
+
+    def __init__(self):
+        import numpy
+        self.np = numpy
+        self.dtypes = (numpy.float32, numpy.float16, None)  # numpy has no bf16
+        self.bits = (numpy.uint32, numpy.uint16, numpy.uint16)
+        self.backend = "python-numpy"
+
+    def alloc(self, size):
+        return self.np.empty(size, dtype=self.np.uint8)
+
+    def receive(self, sock, buffer, offset, size):
+        receive_into(sock, memoryview(buffer)[offset:offset + size])
+
+    def send(self, sock, buffer, offset, size):
+        sock.sendall(memoryview(buffer)[offset:offset + size])
+
+    def copy(self, dst, dst_offset, src, src_offset, size):
+        dst[dst_offset:dst_offset + size] = src[src_offset:src_offset + size]
+
+    def synchronize(self):
+        pass
+
+    def view(self, buffer, byte_offset, dtype, offset, shape, strides):
+        np = self.np
+        t = np.dtype(self.dtypes[dtype])
+        if buffer is None or 0 in shape:
+            return np.empty(shape, dtype=t)
+        return np.ndarray(shape, dtype=t, buffer=buffer, offset=byte_offset + offset * t.itemsize,
+                          strides=tuple(s * t.itemsize for s in strides))
+
+    def snapshot(self, v):
+        return v.copy()
+
+    def unchanged(self, v, snap):
+        return bool(self.np.array_equal(v.view(self.bits[DTYPE_NAMES.index(self.name_of(v))]),
+                                        snap.view(self.bits[DTYPE_NAMES.index(self.name_of(v))])))
+
+    def name_of(self, v):
+        return {self.np.dtype(self.np.float32): "fp32", self.np.dtype(self.np.float16): "fp16"}.get(v.dtype, str(v.dtype))
+
+    def as_result(self, value, like, what):
+        np = self.np
+        if not isinstance(value, np.ndarray):
+            if type(value).__module__.startswith("torch"):
+                raise RuntimeError(f"the kernel returned {what} as a torch tensor to a numpy kernel")
+            value = np.asarray(value)
+        return value
+
+    def store(self, view, value):
+        if value is view or view.size == 0:
+            return
+        view[...] = value
+
+    def private_copy(self, v):
+        return v.copy()
+
+
+class torch_memory:
+    """allocations as torch uint8 tensors on the GPU (torch's CPU when there is none)"""
+
+    def __init__(self, device):
+        import torch
+        self.torch = torch
+        if device is None:
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device = torch.device(device)
+        self.dtypes = (torch.float32, torch.float16, torch.bfloat16)
+        self.bits = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}
+        self.backend = "python-torch-" + self.device.type
+        self.staging = None
+
+    def available(self):
+        return self.device.type != "cuda" or self.torch.cuda.is_available()
+
+    def alloc(self, size):
+        return self.torch.empty(size, dtype=self.torch.uint8, device=self.device)
+
+    def chunks(self, size):
+        step = 64 << 20
+        for at in range(0, size, step):
+            yield at, min(step, size - at)
+
+    def receive(self, sock, buffer, offset, size):
+        torch = self.torch
+        if self.device.type == "cpu":
+            receive_into(sock, memoryview(buffer.numpy())[offset:offset + size])
+            return
+        # through a pinned staging buffer, 64 MiB at a time: an 8.6 GB operand needs no host copy of itself
+        for at, n in self.chunks(size):
+            if self.staging is None or self.staging.numel() < n:
+                self.staging = torch.empty(max(n, 1 << 20), dtype=torch.uint8, pin_memory=True)
+            receive_into(sock, memoryview(self.staging.numpy())[:n])
+            buffer[offset + at:offset + at + n].copy_(self.staging[:n])
+
+    def send(self, sock, buffer, offset, size):
+        for at, n in self.chunks(size):
+            part = buffer[offset + at:offset + at + n].cpu()
+            sock.sendall(memoryview(part.numpy()))
+
+    def copy(self, dst, dst_offset, src, src_offset, size):
+        dst[dst_offset:dst_offset + size].copy_(src[src_offset:src_offset + size].clone())
+
+    def synchronize(self):
+        if self.device.type == "cuda":
+            self.torch.cuda.synchronize()
+
+    def view(self, buffer, byte_offset, dtype, offset, shape, strides):
+        torch = self.torch
+        t = self.dtypes[dtype]
+        if buffer is None or 0 in shape:
+            return torch.empty(shape, dtype=t, device=self.device)
+        size = t.itemsize
+        usable = (buffer.numel() - byte_offset) // size * size
+        typed = buffer[byte_offset:byte_offset + usable].view(t)
+        return torch.as_strided(typed, shape, strides, typed.storage_offset() + offset)
+
+    def snapshot(self, v):
+        return v.clone()
+
+    def unchanged(self, v, snap):
+        b = self.bits[v.dtype]
+        return bool(self.torch.equal(v.view(b), snap.view(b)))
+
+    def name_of(self, v):
+        return {self.torch.float32: "fp32", self.torch.float16: "fp16", self.torch.bfloat16: "bf16"}.get(v.dtype, str(v.dtype))
+
+    def as_result(self, value, like, what):
+        if not isinstance(value, self.torch.Tensor):
+            raise RuntimeError(f"the kernel returned {what} as {type(value).__name__}, not a torch tensor")
+        if value.device != like.device:
+            raise RuntimeError(f"the kernel returned {what} on {value.device}, the operands are on {like.device}")
+        return value
+
+    def store(self, view, value):
+        if view.numel() == 0:
+            return
+        if value.data_ptr() == view.data_ptr() and value.stride() == view.stride() and value.shape == view.shape:
+            return
+        view.copy_(value)
+
+    def private_copy(self, v):
+        return v.clone()
+
+
+def receive_into(sock, view):
+    while len(view) > 0:
+        n = sock.recv_into(view)
+        if n == 0:
+            raise EOFError
+        view = view[n:]
+
+
+def receive(sock, size):
+    data = bytearray(size)
+    receive_into(sock, memoryview(data))
+    return bytes(data)
+
+
+class kernel:
+    """the user's function, its declaration and the memory it works in"""
+
+    def __init__(self, spec):
+        self.spec = spec
+        module, function = load_function(spec)
+        self.function = getattr(module, function)
+        declared = dict(getattr(module, "NORMCHECK_CAPABILITIES", None) or {})
+        declared.update(getattr(self.function, "normcheck_capabilities", None) or {})
+        unknown = set(declared) - DECLARATION_KEYS
+        if unknown:
+            raise declaration_error(f"NORMCHECK_CAPABILITIES has unknown keys {sorted(unknown)}; "
+                                    f"known: {sorted(DECLARATION_KEYS)}")
+        self.style = declared.get("style", "functional")
+        if self.style not in ("functional", "autograd"):
+            raise declaration_error(f"NORMCHECK_CAPABILITIES['style'] = {self.style!r}: must be 'functional' or 'autograd'")
+        uses_torch = "torch" in sys.modules or self.style == "autograd" or "device" in declared
+        self.memory = torch_memory(declared.get("device")) if uses_torch else numpy_memory()
+        self.torch = self.memory.torch if uses_torch else None
+        self.name = declared.get("name", f"python:{os.path.basename(spec)}")
+
+        # the backward: 'backward' names it; else FUNCTION_backward, else the module's backward
+        self.backward_function = None
+        if self.style == "functional":
+            name = declared.get("backward") or (f"{function}_backward" if hasattr(module, f"{function}_backward") else "backward")
+            self.backward_function = getattr(module, name, None)
+
+        numpy_only = not uses_torch
+        default_pairs = ["fp32", "fp16", "fp16+fp32 gamma"] if numpy_only else list(PAIRS)
+        dtypes = declared.get("dtypes", default_pairs)
+        pairs = 0
+        for d in dtypes:
+            if d not in PAIRS:
+                raise declaration_error(f"NORMCHECK_CAPABILITIES['dtypes'] holds {d!r}: must be one of {list(PAIRS)}")
+            if numpy_only and "bf16" in d:
+                raise declaration_error("NORMCHECK_CAPABILITIES['dtypes'] holds 'bf16': numpy has no bf16 "
+                                        "(a torch kernel can serve it)")
+            pairs |= PAIRS[d]
+        layouts = declared.get("layouts", list(LAYOUTS))
+        layout_bits = 0
+        for name in layouts:
+            if name not in LAYOUTS:
+                raise declaration_error(f"NORMCHECK_CAPABILITIES['layouts'] holds {name!r}: must be among {list(LAYOUTS)}")
+            layout_bits |= LAYOUTS[name]
+        autograd_without_r = self.style == "autograd" and not declared.get("writes_r", False)
+        self.writes_r = bool(declared.get("writes_r", self.style == "functional"))
+        forward_only = bool(declared.get("forward_only", self.backward_function is None and self.style == "functional"))
+        if autograd_without_r:
+            # the harness's backward takes the forward's r (abi.h: NC_NO_R needs NC_FORWARD_ONLY)
+            forward_only = True
+        if not self.writes_r and not forward_only:
+            raise declaration_error("NORMCHECK_CAPABILITIES: 'writes_r': False needs 'forward_only': True "
+                                    "(the harness's backward takes the forward's r)")
+        if not forward_only and self.style == "functional" and self.backward_function is None:
+            raise declaration_error(f"kernel '{spec}' declares a backward but the module has no function "
+                                    f"'{declared.get('backward', 'backward')}'")
+        self.forward_only = forward_only
+        self.writes_inputs = set(declared.get("writes_inputs", []))
+        flags = (NC_FORWARD_ONLY if forward_only else 0) | (0 if self.writes_r else NC_NO_R)
+        # numpy arrays live in host memory, as the simt backend's do: a default size limit
+        # leaves out the 8.6 GB far-row property
+        max_elements = int(declared.get("max_elements", 1 << 26 if numpy_only else 0))
+        self.declaration = [("name", self.name), ("backend", self.memory.backend), ("dtype_pairs", pairs),
+                            ("layouts", layout_bits), ("flags", flags), ("max_n", int(declared.get("max_n", 0))),
+                            ("max_elements", max_elements)]
+        for e in declared.get("epsilons", []):
+            self.declaration.append(("epsilon_bits", "%08x" % struct.unpack("<I", struct.pack("<f", e))[0]))
+        self.allocations = {}
+
+    def declaration_text(self):
+        return "".join(f"{k}\t{v}\n" for k, v in self.declaration)
+
+    # ---- operands
+
+    def matrix(self, operand, m, n):
+        allocation, byte_offset, dtype, offset, row_stride, col_stride = operand
+        # a size-1 dimension's stride is meaningless (the contract lets M = 1 have any row stride)
+        strides = (row_stride if m > 1 or row_stride >= 0 else 0, col_stride)
+        return self.memory.view(self.allocations.get(allocation), byte_offset, dtype, offset, (m, n), strides)
+
+    def vector(self, operand, count):
+        allocation, byte_offset, dtype, offset, _, stride = operand
+        return self.memory.view(self.allocations.get(allocation), byte_offset, dtype, offset, (count,),
+                                (stride if count > 1 or stride >= 0 else 0,))
+
+    def result(self, value, view, what):
+        value = self.memory.as_result(value, view, what)
+        if value.dtype != view.dtype:
+            raise RuntimeError(f"the kernel returned {what} in {self.memory.name_of(value)}, "
+                               f"the case's '{what}' is {self.memory.name_of(view)}")
+        shape = tuple(value.shape)
+        if shape != tuple(view.shape):
+            if what == "r" and shape in ((view.shape[0], 1),):
+                value = value.reshape(view.shape)
+            else:
+                raise RuntimeError(f"the kernel returned {what} of shape {shape}, the case's '{what}' is "
+                                   f"{tuple(view.shape)}")
+        return value
+
+    def call(self, inputs, names, run):
+        """run(*inputs) with the inputs checked unchanged afterwards (or given private copies
+        where the declaration says the kernel writes them)"""
+        given = []
+        snapshots = []
+        for name, v in zip(names, inputs):
+            if name in self.writes_inputs:
+                given.append(self.memory.private_copy(v))
+            else:
+                given.append(v)
+                snapshots.append((name, v, self.memory.snapshot(v)))
+        out = run(*given)
+        for name, v, snap in snapshots:
+            if not self.memory.unchanged(v, snap):
+                raise input_written(f"the kernel wrote into its input '{name}' (an input must stay as it is; "
+                                    f"a kernel that works in place declares 'writes_inputs': ['{name}'])")
+        return out
+
+    def forward(self, m, n, epsilon, x, gamma, y, r):
+        xv, gv, yv = self.matrix(x, m, n), self.vector(gamma, n), self.matrix(y, m, n)
+        rv = self.vector(r, m) if self.writes_r else None
+        if self.style == "autograd":
+            def run(xi, gi):
+                with self.torch.no_grad():
+                    return self.function(xi, gi, epsilon)
+        else:
+            def run(xi, gi):
+                return self.function(xi, gi, epsilon)
+        out = self.call((xv, gv), ("x", "gamma"), run)
+        if isinstance(out, (tuple, list)):
+            if len(out) != 2:
+                raise RuntimeError(f"the forward returned {len(out)} values: must be y or (y, r)")
+            y_out, r_out = out
+        else:
+            y_out, r_out = out, None
+        if self.writes_r and r_out is None:
+            raise RuntimeError("the forward returned y only, but the kernel declares r "
+                               "(declare 'writes_r': False and 'forward_only': True if it computes none)")
+        y_out = self.result(y_out, yv, "y")
+        if self.writes_r:
+            r_out = self.result(r_out, rv, "r")
+        self.memory.store(yv, y_out)
+        if self.writes_r:
+            self.memory.store(rv, r_out)
+        self.memory.synchronize()
+
+    def backward(self, m, n, x, gamma, dy, r, dx, dgamma):
+        xv, gv, dyv, rv = self.matrix(x, m, n), self.vector(gamma, n), self.matrix(dy, m, n), self.vector(r, m)
+        dxv, dgv = self.matrix(dx, m, n), self.vector(dgamma, n)
+        if self.style == "autograd":
+            torch = self.torch
+
+            def run(xi, gi, dyi, ri):
+                # leaves sharing the operands' storage and strides (no contiguous copy)
+                xl = xi.detach().requires_grad_(True)
+                gl = gi.detach().requires_grad_(True)
+                with torch.enable_grad():
+                    out = self.function(xl, gl, self.epsilon_of_call)
+                    y = out[0] if isinstance(out, (tuple, list)) else out
+                    return torch.autograd.grad(y, (xl, gl), grad_outputs=dyi, allow_unused=False)
+            self.epsilon_of_call = self.last_epsilon
+            out = self.call((xv, gv, dyv, rv), ("x", "gamma", "dy", "r"), run)
+        else:
+            out = self.call((dyv, xv, gv, rv), ("dy", "x", "gamma", "r"),
+                            lambda dyi, xi, gi, ri: self.backward_function(dyi, xi, gi, ri, self.last_epsilon))
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise RuntimeError("the backward must return (dx, dgamma)")
+        dx_out = self.result(out[0], dxv, "dx")
+        dg_out = self.result(out[1], dgv, "dgamma")
+        self.memory.store(dxv, dx_out)
+        self.memory.store(dgv, dg_out)
+        self.memory.synchronize()
+
+
+class input_written(Exception):
+    pass
+
+
+def status_of(error, during):
+    """the exception rule (README): NotImplementedError -> unsupported; ValueError or TypeError
+    naming an argument in quotes -> a rejection; anything else -> a runtime failure"""
+    last = traceback.format_exception_only(type(error), error)[-1].strip()
+    where = ""
+    frames = traceback.extract_tb(error.__traceback__)
+    mine = os.path.abspath(__file__)
+    for frame in reversed(frames):
+        if os.path.abspath(frame.filename) != mine:
+            where = f" (at {os.path.basename(frame.filename)}:{frame.lineno})"
+            break
+    if isinstance(error, NotImplementedError):
+        return NC_ERR_UNSUPPORTED, f"the kernel does not serve this call: {last}{where}"
+    if isinstance(error, (ValueError, TypeError)) and ARGUMENT_NAME.search(str(error)):
+        return NC_ERR_INVALID_ARGUMENT, f"the kernel rejected the call: {last}{where}"
+    if isinstance(error, input_written):
+        return NC_ERR_RUNTIME, str(error)
+    return NC_ERR_RUNTIME, f"the kernel's {during} raised {last}{where}"
+
+
+def reply(sock, status, payload=b""):
+    if isinstance(payload, str):
+        payload = payload.encode("utf-8", "replace")
+    sock.sendall(HEADER.pack(status, 0, len(payload)) + payload)
+
+
+def serve(sock):
+    op, _, size = HEADER.unpack(receive(sock, HEADER.size))
+    spec = receive(sock, size).decode()
+    try:
+        k = kernel(spec)
+    except BaseException as e:  # noqa: BLE001 -- any failure to import is the load's error
+        last = traceback.format_exception_only(type(e), e)[-1].strip()
+        reply(sock, NC_ERR_RUNTIME, f"cannot load the Python kernel '{spec}': {last}")
+        return
+    reply(sock, NC_OK, k.declaration_text())
+    memory = k.memory
+    deferred = None  # the failure of a no-reply message, told by the next reply
+    while True:
+        try:
+            head = receive(sock, HEADER.size)
+        except EOFError:
+            return
+        op, _, size = HEADER.unpack(head)
+        if op == OP_UPLOAD:
+            allocation, offset, n = struct.unpack("<QQQ", receive(sock, 24))
+            try:
+                memory.receive(sock, k.allocations[allocation], offset, n)
+            except EOFError:
+                return
+            except BaseException as e:  # noqa: BLE001
+                deferred = deferred or f"an upload failed: {e}"
+            continue
+        payload = receive(sock, size)
+        if op == OP_FREE:
+            k.allocations.pop(struct.unpack("<Q", payload)[0], None)
+            continue
+        if deferred is not None:
+            reply(sock, NC_ERR_RUNTIME, deferred)
+            deferred = None
+            if op == OP_DOWNLOAD:
+                continue
+            continue
+        try:
+            if op == OP_ALLOC:
+                address, n = struct.unpack("<QQ", payload)
+                k.allocations[address] = memory.alloc(n)
+                reply(sock, NC_OK)
+            elif op == OP_DOWNLOAD:
+                allocation, offset, n = struct.unpack("<QQQ", payload)
+                buffer = k.allocations[allocation]
+                memory.synchronize()
+                sock.sendall(HEADER.pack(NC_OK, 0, n))
+                memory.send(sock, buffer, offset, n)
+            elif op == OP_COPY:
+                dst, dst_offset, src, src_offset, n = struct.unpack("<QQQQQ", payload)
+                memory.copy(k.allocations[dst], dst_offset, k.allocations[src], src_offset, n)
+                reply(sock, NC_OK)
+            elif op == OP_SYNCHRONIZE:
+                if isinstance(memory, torch_memory) and not memory.available():
+                    reply(sock, NC_ERR_NO_DEVICE, f"no {memory.device.type} device for '{spec}'")
+                else:
+                    memory.synchronize()
+                    reply(sock, NC_OK)
+            elif op == OP_FORWARD:
+                m, n, eps_bits, _ = FORWARD.unpack_from(payload, 0)
+                epsilon = struct.unpack("<f", struct.pack("<I", eps_bits))[0]
+                ops = [OPERAND.unpack_from(payload, FORWARD.size + i * OPERAND.size) for i in range(4)]
+                k.last_epsilon = epsilon
+                try:
+                    k.forward(m, n, epsilon, *ops)
+                    reply(sock, NC_OK)
+                except BaseException as e:  # noqa: BLE001 -- SystemExit from the kernel included
+                    reply(sock, *status_of(e, "forward"))
+            elif op == OP_BACKWARD:
+                m, n = BACKWARD.unpack_from(payload, 0)
+                ops = [OPERAND.unpack_from(payload, BACKWARD.size + i * OPERAND.size) for i in range(6)]
+                # the backward takes no epsilon in the ABI: the forward's, as a module would keep it
+                if not hasattr(k, "last_epsilon"):
+                    k.last_epsilon = 1e-6
+                try:
+                    k.backward(m, n, *ops)
+                    reply(sock, NC_OK)
+                except BaseException as e:  # noqa: BLE001
+                    reply(sock, *status_of(e, "backward"))
+            else:
+                reply(sock, NC_ERR_RUNTIME, f"the Python worker got an unknown message {op}")
+        except (BrokenPipeError, ConnectionResetError):
+            return
+        except BaseException as e:  # noqa: BLE001 -- a bridge failure is the call's error, the worker lives on
+            reply(sock, NC_ERR_RUNTIME, f"the Python bridge failed: {traceback.format_exception_only(type(e), e)[-1].strip()}")
+
+
+def main():
+    sock = socket.socket(fileno=3)
+    serve(sock)
+    sock.close()
+    # no interpreter teardown: a kernel's atexit handlers and a CUDA context's shutdown are not
+    # the harness's business
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
