@@ -402,7 +402,8 @@ int command_replay(int argc, char** argv) {
   // the kernel: --kernel or --backend, else the file's kernel if it still loads, else its backend
   std::optional<nc::kernel> k;
   if (o.get("kernel") || o.get("backend")) k = choose_kernel(o);
-  else if (!meta("kernel").empty() && std::filesystem::exists(meta("kernel"))) k = nc::kernel::load(meta("kernel"));
+  else if (!meta("kernel").empty() && (std::filesystem::exists(meta("kernel")) || nc::kernel::is_python_spec(meta("kernel"))))
+    k = nc::kernel::load(meta("kernel"));  // a Python kernel's spec (python:MODULE:FUNCTION) is no file
   else k = choose_kernel(o, meta("backend").empty() ? "auto" : meta("backend"));
   if (!available_isolated(*k, isolation)) {
     std::fprintf(stderr, "normcheck: no device for the %s backend\n", k->backend().c_str());
