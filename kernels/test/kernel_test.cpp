@@ -1,123 +1,146 @@
-// The shipped kernels against a plain double-precision loop, on the backend named by
+// The shipped kernels against the exact oracle, on the backend named by
 // NORMCHECK_TEST_BACKEND: the document's worked numbers, odd and even sizes, every
-// dtype pair, strided and offset views, and one test per rejection rule.
+// dtype pair, strided and offset views, and one test per rejection rule. Every call runs in
+// the harness's guarded memory (harness/guarded.hpp: guard bands, stride-gap NaNs, poisoned
+// outputs, frozen inputs) and is judged by the oracles' comparator and tolerance table
+// (oracles/compare.hpp), so kernel_test and the properties share one memory rule and one verdict.
+#include <gtest/gtest.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <random>
 #include <set>
 #include <tuple>
 
-#include "testbed.hpp"
+#include "normcheck/harness/execute.hpp"
+#include "normcheck/harness/failure.hpp"
+#include "normcheck/harness/guarded.hpp"
+#include "normcheck/kernel.hpp"
+#include "normcheck/oracles/compare.hpp"
+#include "normcheck/oracles/exact.hpp"
 
 namespace nc::test {
 namespace {
+
+using harness::value_of;
+
+// the backend under test: NORMCHECK_TEST_BACKEND, set per registered test
+const kernel& plugin() {
+  static const kernel k = [] {
+    const char* b = std::getenv("NORMCHECK_TEST_BACKEND");
+    const char* path = std::getenv("NORMCHECK_TEST_PLUGIN");
+    return path && *path ? kernel::load(path) : kernel::shipped(b && *b ? b : "simt");
+  }();
+  return k;
+}
 
 struct dtypes {
   nc_dtype x, gamma;
 };
 
-std::string name_of(nc_dtype t) { return t == NC_F32 ? "fp32" : t == NC_F16 ? "fp16" : "bf16"; }
+std::string name_of(nc_dtype t) { return harness::dtype_name(t); }
 
-// one call through forward and backward, everything in guarded plugin memory
+// a matrix operand's view, as the tests write it: padding after each row instead of a stride
+struct layout {
+  std::int64_t offset = 0, row_pad = 0, col_stride = 1;
+  harness::matrix_layout of(std::int64_t n) const { return {offset, (n - 1) * col_stride + 1 + row_pad, col_stride}; }
+};
+
+// one call through forward and backward, everything in the harness's guarded memory
 struct run {
   std::int64_t m, n;
   dtypes types;
-  layout lx, ly;
+  layout lx, ly;  // lx: x and dy; ly: y and dx
   float eps = 1e-6f;
-
-  matrix mx() const { return {types.x, m, n, lx}; }
-  matrix my() const { return {types.x, m, n, ly}; }
 
   std::vector<double> x, g, dy;  // exactly representable in their dtypes
   std::vector<double> y, r, dx, dgamma;
   std::string forward_path, backward_path;
+  harness::norm_case ran;    // the case as executed
+  harness::outputs written;  // its outputs as bits
 
   void fill(std::uint64_t seed) {
     std::mt19937_64 rng(seed);
     std::normal_distribution<float> normal(0.0f, 1.0f);
-    auto rounded = [&](nc_dtype t, float v) {
-      std::uint32_t bits[1];
-      encode(t, bits, 0, v);
-      return decode(t, bits, 0);
-    };
+    auto rounded = [&](nc_dtype t, float v) { return value_of(t, harness::bits_of(t, v)); };
     x.resize(m * n), dy.resize(m * n), g.resize(n);
     for (auto& v : x) v = rounded(types.x, normal(rng));
     for (auto& v : dy) v = rounded(types.x, normal(rng));
     for (auto& v : g) v = rounded(types.gamma, 1.0f + 0.5f * normal(rng));
   }
 
+  harness::norm_case to_case() const {
+    harness::norm_case c;
+    c.m = m, c.n = n, c.x_dtype = types.x, c.gamma_dtype = types.gamma, c.epsilon = eps;
+    c.layout = harness::contiguous_layouts(n);
+    c.layout.x = c.layout.dy = lx.of(n);
+    c.layout.y = c.layout.dx = ly.of(n);
+    for (double v : x) c.x.push_back(harness::bits_of(types.x, v));
+    for (double v : dy) c.dy.push_back(harness::bits_of(types.x, v));
+    for (double v : g) c.gamma.push_back(harness::bits_of(types.gamma, v));
+    return c;
+  }
+
   void execute() {
-    const matrix ax = mx(), ay = my(), ady = mx(), adx = my();
-    buffer bx(ax.bytes()), by(ay.bytes()), bdy(ady.bytes()), bdx(adx.bytes());
-    buffer bg(n * size_of(types.gamma)), bdg(n * size_of(types.gamma)), br(std::max<std::int64_t>(m, 1) * 4);
-    for (std::int64_t i = 0; i < m; ++i)
-      for (std::int64_t j = 0; j < n; ++j) {
-        encode(types.x, bx.host(), ax.index(i, j), float(x[i * n + j]));
-        encode(types.x, bdy.host(), ady.index(i, j), float(dy[i * n + j]));
-      }
-    for (std::int64_t j = 0; j < n; ++j) encode(types.gamma, bg.host(), j, float(g[j]));
-    bx.push(), bdy.push(), bg.push();
-
-    const nc_forward_args f{m, n, eps, ax.view(bx.device()), {bg.device(), types.gamma, 0, 1},
-                            ay.view(by.device()), {br.device(), NC_F32, 0, 1}, nullptr};
-    forward_path = plugin().forward_path(f);
-    plugin().forward(f);
-    nc_backward_args b{m, n, ax.view(bx.device()), {bg.device(), types.gamma, 0, 1}, ady.view(bdy.device()),
-                       {br.device(), NC_F32, 0, 1}, adx.view(bdx.device()), {bdg.device(), types.gamma, 0, 1},
-                       nullptr, 0, nullptr};
-    const std::size_t ws = plugin().workspace_size(b);
-    buffer bws(std::max<std::size_t>(ws, 16));
-    b.workspace = ws ? bws.device() : nullptr;
-    b.workspace_bytes = ws;
-    backward_path = plugin().backward_path(b);
-    plugin().backward(b);
-    plugin().synchronize();
-
-    for (buffer* buf : {&bx, &by, &bdy, &bdx, &bg, &bdg, &br}) {
-      buf->pull();
-      ASSERT_TRUE(buf->guards_intact()) << "a guard band around an operand was overwritten";
+    ran = to_case();
+    try {
+      written = harness::execute(plugin(), ran, harness::calls::forward_and_backward);
+    } catch (const harness::property_failure& e) {
+      FAIL() << e.what();  // a memory violation: a guard band, a gap, an input or an unwritten output
     }
-    y.resize(m * n), dx.resize(m * n), r.resize(m), dgamma.resize(n);
-    for (std::int64_t i = 0; i < m; ++i) {
-      r[i] = decode(NC_F32, br.host(), i);
-      for (std::int64_t j = 0; j < n; ++j) {
-        y[i * n + j] = decode(types.x, by.host(), ay.index(i, j));
-        dx[i * n + j] = decode(types.x, bdx.host(), adx.index(i, j));
-      }
-    }
-    for (std::int64_t j = 0; j < n; ++j) dgamma[j] = decode(types.gamma, bdg.host(), j);
+    forward_path = written.forward_path, backward_path = written.backward_path;
+    const auto decoded = [](nc_dtype t, const std::vector<std::uint32_t>& bits) {
+      std::vector<double> v;
+      for (std::uint32_t b : bits) v.push_back(value_of(t, b));
+      return v;
+    };
+    y = decoded(types.x, written.y), dx = decoded(types.x, written.dx);
+    r = decoded(NC_F32, written.r), dgamma = decoded(types.gamma, written.dgamma);
   }
 };
 
-// |got - ref| <= atol + rtol |ref| for every element; reports the first few failures
-// terms: where given, an element that cancels from terms this large may also be off by 8 fp32
-// roundings of them. dx at N = 1 is r*u*eps/(x^2+eps): with x^2 >> eps every correct fp32
-// kernel loses digits there, which no fixed table can absorb (the exact oracle's bound does).
-::testing::AssertionResult close(const char* what, const std::vector<double>& got, const std::vector<double>& ref,
-                                 nc_dtype t, const std::vector<double>* terms = nullptr) {
-  int shown = 0;
-  std::size_t bad = 0;
-  std::string text;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    const double err = std::fabs(got[i] - ref[i]);
-    const double cancellation = terms ? 8 * 0x1p-24 * (*terms)[i] : 0.0;
-    if (!(err <= atol(t) + rtol(t) * std::fabs(ref[i]) + cancellation)) {
-      ++bad;
-      if (shown++ < 5)
-        text += "\n  " + std::string(what) + "[" + std::to_string(i) + "] = " + std::to_string(got[i]) +
-                ", reference " + std::to_string(ref[i]);
-    }
-  }
-  if (bad == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << bad << " of " << ref.size() << " elements of " << what
-                                       << " outside atol " << atol(t) << " rtol " << rtol(t) << text;
+// the oracles' two verdicts: within the exact oracle's per-element bound, and inside the fixed
+// table (oracle::fixed_tolerance) wherever every correct kernel meets it; reports the first few
+// failures
+::testing::AssertionResult judged(const char* what, const oracle::comparison& cmp) {
+  if (cmp.bound_failures == 0 && cmp.achievable_table_failures == 0) return ::testing::AssertionSuccess();
+  auto failure = ::testing::AssertionFailure();
+  failure << what << ": " << cmp.bound_failures << " of " << cmp.compared << " elements outside the oracle's bound, "
+          << cmp.achievable_table_failures << " outside the fixed table where it binds";
+  std::size_t shown = 0;
+  for (const oracle::mismatch& e : cmp.mismatches)
+    if (shown++ < 5)
+      failure << "\n  " << what << "[" << e.row << "," << e.col << "] = " << e.got << ", exact " << e.oracle
+              << ", bound " << e.bound << (e.note.empty() ? "" : " (" + e.note + ")");
+  return failure;
 }
 
 void check_against_reference(run& c) {
-  const reference ref = reference_loop(c.m, c.n, c.eps, c.x, c.g, c.dy);
-  EXPECT_TRUE(close("y", c.y, ref.y, c.types.x));
-  EXPECT_TRUE(close("r", c.r, ref.r, NC_F32));
-  EXPECT_TRUE(close("dx", c.dx, ref.dx, c.types.x, &ref.dx_terms));
-  EXPECT_TRUE(close("dgamma", c.dgamma, ref.dgamma, c.types.gamma));
+  if (::testing::Test::HasFatalFailure()) return;
+  const harness::norm_case& k = c.ran;
+  const auto x = harness::typed(k.x_dtype, k.x), g = harness::typed(k.gamma_dtype, k.gamma),
+             dy = harness::typed(k.x_dtype, k.dy);
+  const oracle::dtype xt = harness::oracle_type(k.x_dtype), gt = harness::oracle_type(k.gamma_dtype);
+  oracle::forward_problem f;
+  f.m = k.m, f.n = k.n, f.epsilon = k.epsilon, f.y_type = xt;
+  f.x = {x.data(), xt, 0, k.n, 1}, f.gamma = {g.data(), gt, 0, 1};
+  oracle::backward_problem b;
+  b.m = k.m, b.n = k.n, b.epsilon = k.epsilon, b.dx_type = xt, b.dgamma_type = gt;
+  b.x = f.x, b.gamma = f.gamma, b.dy = {dy.data(), xt, 0, k.n, 1};
+  const oracle::forward_result ef = oracle::exact_forward(f);
+  const oracle::backward_result eb = oracle::exact_backward(b);
+
+  const auto y = harness::typed(k.x_dtype, c.written.y), dx = harness::typed(k.x_dtype, c.written.dx);
+  const auto r = harness::typed(NC_F32, c.written.r), dg = harness::typed(k.gamma_dtype, c.written.dgamma);
+  EXPECT_TRUE(judged("y", oracle::compare(oracle::matrix_view{y.data(), xt, 0, k.n, 1}, k.m, k.n, ef.y, ef.y_bound,
+                                          ef.rows)));
+  EXPECT_TRUE(judged("r", oracle::compare(oracle::vector_view{r.data(), oracle::dtype::f32, 0, 1}, k.m, ef.r,
+                                          ef.r_bound, ef.rows)));
+  EXPECT_TRUE(judged("dx", oracle::compare(oracle::matrix_view{dx.data(), xt, 0, k.n, 1}, k.m, k.n, eb.dx,
+                                           eb.dx_bound, eb.rows)));
+  EXPECT_TRUE(judged("dgamma", oracle::compare(oracle::vector_view{dg.data(), gt, 0, 1}, k.n, eb.dgamma,
+                                               eb.dgamma_bound, eb.columns)));
 }
 
 const dtypes all_dtypes[] = {{NC_F32, NC_F32}, {NC_F16, NC_F16}, {NC_F16, NC_F32}, {NC_BF16, NC_BF16},
@@ -226,22 +249,31 @@ TEST(determinism, two_runs_give_bit_identical_outputs) {
 
 // ---- the contract: one test per rejection rule, nothing written ----
 
+// a valid 4 x 8 fp32 call pair in guarded memory (execute.hpp's case_buffers) and a guarded
+// workspace; each test breaks one argument
 struct contract_case {
   std::int64_t m = 4, n = 8;
-  matrix mx{NC_F32, 4, 8, {}};
-  buffer x{256}, y{256}, g{64}, r{64}, dy{256}, dx{256}, dg{64}, ws{1 << 16};
-  nc_forward_args f{};
-  nc_backward_args b{};
+  harness::norm_case valid = [] {
+    harness::norm_case c;
+    c.m = 4, c.n = 8, c.layout = harness::contiguous_layouts(8);
+    c.x.assign(32, harness::bits_of(NC_F32, 1.5)), c.dy.assign(32, harness::bits_of(NC_F32, -0.5));
+    c.gamma.assign(8, harness::bits_of(NC_F32, 1.0));
+    return c;
+  }();
+  harness::case_buffers buffers{plugin(), valid};
+  harness::guarded_scratch ws{plugin(), std::size_t(1) << 16};
+  nc_forward_args f = buffers.forward_args();
+  nc_backward_args b = buffers.backward_args();
 
   contract_case() {
-    f = {m, n, 1e-6f, mx.view(x.device()), {g.device(), NC_F32, 0, 1}, mx.view(y.device()),
-         {r.device(), NC_F32, 0, 1}, nullptr};
-    b = {m, n, mx.view(x.device()), {g.device(), NC_F32, 0, 1}, mx.view(dy.device()), {r.device(), NC_F32, 0, 1},
-         mx.view(dx.device()), {dg.device(), NC_F32, 0, 1}, ws.device(), ws.bytes(), nullptr};
+    b.workspace = ws.data();
+    b.workspace_bytes = std::size_t(1) << 16;
   }
 
-  // rejected with a message holding `text`, and no output byte changed
+  // rejected with a message holding `text`, and no byte of any operand, gap, guard band or
+  // the workspace changed
   void expect_rejected(bool backward, const std::string& text) {
+    buffers.freeze_all();
     try {
       if (backward) plugin().backward(b);
       else plugin().forward(f);
@@ -250,11 +282,10 @@ struct contract_case {
     } catch (const contract_error& e) {
       EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << "message: " << e.what();
     }
-    for (buffer* out : {&y, &r, &dx, &dg, &ws}) {
-      const std::vector<unsigned char> before = out->all();
-      out->pull();
-      EXPECT_EQ(out->all(), before) << "a rejected call wrote to an output";
-    }
+    const auto problem = buffers.check("rejected call");
+    EXPECT_FALSE(problem) << "a rejected call wrote: " << *problem;
+    const auto scratch = ws.check(true);
+    EXPECT_FALSE(scratch) << "a rejected call wrote: " << *scratch;
   }
 };
 
@@ -262,6 +293,10 @@ TEST(contract, accepts_the_valid_base_call) {
   contract_case c;
   EXPECT_NO_THROW(plugin().forward(c.f));
   EXPECT_NO_THROW(plugin().backward(c.b));
+  plugin().synchronize();
+  // every output element written, nothing else: inputs, gaps and guard bands as they were
+  const auto problem = c.buffers.check("valid call pair");
+  EXPECT_FALSE(problem) << *problem;
 }
 
 TEST(contract, rejects_an_unsupported_dtype) {
@@ -364,8 +399,9 @@ TEST(contract, accepts_null_row_operands_when_m_is_zero) {
   c.b.x.data = c.b.dy.data = c.b.dx.data = c.b.r.data = nullptr;
   c.b.workspace_bytes = plugin().workspace_size(c.b);
   EXPECT_NO_THROW(plugin().backward(c.b));
-  c.dg.pull();
-  for (std::int64_t j = 0; j < c.n; ++j) EXPECT_EQ(decode(NC_F32, c.dg.host(), j), 0.0) << "dgamma of no rows";
+  plugin().synchronize();
+  c.buffers.dgamma.download();
+  for (std::int64_t j = 0; j < c.n; ++j) EXPECT_EQ(value_of(NC_F32, c.buffers.dgamma.element(j)), 0.0) << "dgamma of no rows";
 }
 
 TEST(contract, rejects_a_workspace_smaller_than_the_query) {
@@ -410,7 +446,7 @@ namespace {
 // about 18 GB of device memory, so only the cuda test runs it.
 TEST(huge, rows_past_two_to_the_31_elements_are_addressed_in_64_bits) {
   run c{70'000, 8, {NC_BF16, NC_F32}, {0, 32'768 - 8, 1}, {0, 32'768 - 8, 1}};
-  ASSERT_GT(c.m * c.mx().row_stride(), std::int64_t(1) << 31);
+  ASSERT_GT(c.m * c.lx.of(c.n).row_stride, std::int64_t(1) << 31);
   c.fill(31);
   c.execute();
   check_against_reference(c);
