@@ -246,7 +246,7 @@ class kernel:
         uses_torch = "torch" in sys.modules or self.style == "autograd" or "device" in declared
         self.memory = torch_memory(declared.get("device")) if uses_torch else numpy_memory()
         self.torch = self.memory.torch if uses_torch else None
-        self.name = declared.get("name", f"python:{os.path.basename(spec)}")
+        self.name = declared.get("name", spec if spec.startswith("python:") else f"python:{os.path.basename(spec)}")
 
         # the backward: 'backward' names it; else FUNCTION_backward, else the module's backward
         self.backward_function = None
@@ -461,11 +461,9 @@ def serve(sock):
         if op == OP_FREE:
             k.allocations.pop(struct.unpack("<Q", payload)[0], None)
             continue
-        if deferred is not None:
+        if deferred is not None:  # this request fails in place of the upload that did
             reply(sock, NC_ERR_RUNTIME, deferred)
             deferred = None
-            if op == OP_DOWNLOAD:
-                continue
             continue
         try:
             if op == OP_ALLOC:
