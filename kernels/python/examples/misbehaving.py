@@ -4,12 +4,14 @@ pass and never the harness's death.
     misbehaving.py:raises     raises an exception
     misbehaving.py:sys_exit   calls sys.exit(0) (SystemExit, caught by the bridge)
     misbehaving.py:os_exit    calls os._exit(0): the interpreter is gone mid-call
+    misbehaving.py:hangs      never returns (the harness's watchdog, NORMCHECK_CALL_TIMEOUT)
     misbehaving.py:in_place   a correct kernel whose backward writes dx into dy (as Liger's
                               in_place=True does) without declaring it
 """
 
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -26,6 +28,10 @@ def sys_exit(x, gamma, eps):
 
 def os_exit(x, gamma, eps):
     os._exit(0)
+
+
+def hangs(x, gamma, eps):
+    time.sleep(3600)
 
 
 def in_place(x, gamma, eps):
