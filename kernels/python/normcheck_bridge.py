@@ -437,7 +437,7 @@ def serve(sock):
         k = kernel(spec)
     except BaseException as e:  # noqa: BLE001 -- any failure to import is the load's error
         last = traceback.format_exception_only(type(e), e)[-1].strip()
-        reply(sock, NC_ERR_RUNTIME, f"cannot load the Python kernel '{spec}': {last}")
+        reply(sock, NC_ERR_RUNTIME, last)  # kernel::load says which kernel
         return
     reply(sock, NC_OK, k.declaration_text())
     memory = k.memory
