@@ -65,23 +65,12 @@ bool valid_dtype(nc_dtype t) { return t == NC_F32 || t == NC_F16 || t == NC_BF16
 
 }  // namespace
 
-std::size_t size_of(nc_dtype type) { return type == NC_F32 ? 4 : 2; }
-
 std::string dtype_text(nc_dtype type) {
   switch (type) {
     case NC_F32: return "fp32";
     case NC_F16: return "fp16";
     case NC_BF16: return "bf16";
     default: return "code " + std::to_string(int(type));
-  }
-}
-
-std::uint32_t poison(nc_dtype type) {
-  // the quiet bit clear, a nonzero payload (the harness's poison_nan patterns)
-  switch (type) {
-    case NC_F16: return 0x7d5au;
-    case NC_BF16: return 0x7f85u;
-    default: return 0x7fa5a5a5u;
   }
 }
 

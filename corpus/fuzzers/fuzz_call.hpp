@@ -17,13 +17,16 @@
 #include <vector>
 
 #include "fuzz_input.hpp"
+#include "normcheck/harness/case.hpp"
+#include "normcheck/harness/guarded.hpp"
 #include "normcheck/kernel.hpp"
 
 namespace nc::fuzz {
 
-/// signalling NaN of a dtype: an output element before the call
-std::uint32_t poison(nc_dtype type);
-std::size_t size_of(nc_dtype type);
+/// signalling NaN of a dtype: an output element before the call; the harness's poison
+/// (guarded.hpp), so every testbed marks an unwritten element alike
+inline std::uint32_t poison(nc_dtype type) { return harness::poison_nan(type); }
+using harness::size_of;
 /// "fp32", "fp16", "bf16", or "code N"
 std::string dtype_text(nc_dtype type);
 

@@ -6,14 +6,6 @@
 
 namespace nc::fuzz {
 
-oracle::dtype oracle_type(nc_dtype type) {
-  switch (type) {
-    case NC_F16: return oracle::dtype::f16;
-    case NC_BF16: return oracle::dtype::bf16;
-    default: return oracle::dtype::f32;
-  }
-}
-
 namespace {
 
 oracle::matrix_view matrix_of(const call_spec& c, const arena& a, int k) {

@@ -6,11 +6,12 @@
 #include <string>
 
 #include "fuzz_call.hpp"
+#include "normcheck/harness/case.hpp"
 #include "normcheck/oracles/exact.hpp"
 
 namespace nc::fuzz {
 
-oracle::dtype oracle_type(nc_dtype type);
+using harness::oracle_type;  // the harness's dtype mapping (case.hpp)
 
 /// the oracle's problems over the arena's host image
 oracle::forward_problem forward_problem_of(const call_spec& c, const arena& a);

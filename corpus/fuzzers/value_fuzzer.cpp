@@ -1,19 +1,22 @@
 // value_fuzzer: bytes -> raw bit patterns of x, gamma and dy for a small case in any dtype; the
-// forward and backward must match the exact oracle within its bound, and a row holding NaN/Inf
-// must leave every other row bit-identical to a run without it.
+// calls must keep the arena's memory rules, and the case must pass the properties' own checks
+// (harness/src/properties.cpp): y and r, dx and dgamma against the exact oracle, and a row
+// holding NaN/Inf leaving every other row bit-identical. A finding is a failure of a named
+// property, so its regression replays as that property in `normcheck replay`.
 #include <algorithm>
 #include <bit>
 #include <cstdio>
-#include <tuple>
 #include <cmath>
 #include <cstdint>
 #include <map>
-#include <optional>
 
 #include "fuzz_call.hpp"
 #include "fuzz_input.hpp"
 #include "fuzz_oracle.hpp"
 #include "fuzz_session.hpp"
+#include "normcheck/harness/case.hpp"
+#include "normcheck/harness/failure.hpp"
+#include "normcheck/harness/property.hpp"
 
 namespace nc::fuzz {
 namespace {
@@ -73,20 +76,8 @@ value_case case_of(const value_input& v) {
   return vc;
 }
 
-struct outputs {
-  std::vector<std::uint32_t> y, r, dx, dgamma;
-};
-
-std::vector<std::uint32_t> elements(const call_spec& c, const arena& a, int k) {
-  std::vector<std::uint32_t> out;
-  for (std::int64_t i = 0; i < c.rows(k); ++i)
-    for (std::int64_t j = 0; j < c.cols(k); ++j) out.push_back(a.get(c, k, i, j));
-  return out;
-}
-
-// the forward, then the backward on the r it wrote, in one arena; every memory rule checked,
-// and (if asked) both against the exact oracle
-outputs run_pair(const kernel& k, const value_case& vc, bool with_oracle) {
+// the forward, then the backward on the r it wrote, in one arena; every memory rule checked
+void run_pair(const kernel& k, const value_case& vc) {
   call_spec f = vc.call;
   f.backward = false;
   arena a(k);
@@ -113,71 +104,71 @@ outputs run_pair(const kernel& k, const value_case& vc, bool with_oracle) {
     if (auto problem = a.check(*c, got.result == outcome::accepted)) violation(target, *problem, describe(*c));
     if (got.result != outcome::accepted) violation(target, "a valid call was not accepted: " + got.message, describe(*c));
     tag(std::string(c->backward ? "backward" : "forward") + " path " + path);
-    if (!with_oracle) continue;
-    std::optional<std::string> mismatch;
-    if (c->backward) {
-      mismatch = compare_backward(*c, a, oracle::exact_backward(backward_problem_of(*c, a)));
-    } else {
-      const oracle::forward_result want = oracle::exact_forward(forward_problem_of(*c, a));
-      for (const oracle::row_status& s : want.rows)
-        tag(s.in_domain() ? "row in the domain" : "row out of the domain: " + std::string(oracle::describe(s.reason)));
-      mismatch = compare_forward(*c, a, want);
-    }
-    if (mismatch) violation(target, "disagrees with the exact oracle: " + *mismatch, describe(*c));
   }
-  return {elements(f, a, op_y), elements(f, a, op_r), elements(f, a, op_dx), elements(f, a, op_dgamma)};
 }
 
-std::string hex(std::uint32_t bits) {
-  char text[16];
-  std::snprintf(text, sizeof text, "%x", bits);
-  return text;
+// the value case in the harness's case format: dense rows, one element offset on every operand
+harness::norm_case norm_case_of(const value_case& vc) {
+  const call_spec& c = vc.call;
+  harness::norm_case out;
+  out.m = c.m, out.n = c.n, out.epsilon = c.epsilon;
+  out.x_dtype = c.ops[op_x].dtype, out.gamma_dtype = c.ops[op_gamma].dtype;
+  const harness::matrix_layout rows{c.ops[op_x].offset, c.n, 1};
+  const harness::vector_layout entries{c.ops[op_x].offset, 1};
+  out.layout = {rows, rows, rows, rows, entries, entries, entries};
+  out.x = vc.x, out.gamma = vc.gamma, out.dy = vc.dy;
+  return out;
+}
+
+// the checks this target runs, by property name; a failure's text starts with the name
+constexpr const char* differential_properties[] = {"y_and_r_match_the_exact_oracle", "dx_matches_the_exact_oracle",
+                                                   "dgamma_matches_the_exact_oracle"};
+constexpr const char* isolation_property = "a_non_finite_row_leaves_every_other_row_unchanged";
+
+void check_property(const kernel& k, const char* name, const harness::norm_case& c, const call_spec& call) {
+  const harness::property* p = harness::find_property(name);
+  if (p == nullptr) violation(target, std::string("no property named ") + name + " (a bug of the target)", describe(call));
+  // a property the kernel's capabilities rule out (a forward-only kernel's dx) is not its finding
+  if (p->needs && !p->needs(k.capabilities()).empty()) return;
+  harness::observation o;
+  try {
+    p->check(k, c, o);
+  } catch (const harness::property_failure& e) {
+    violation(target, std::string(name) + ": " + e.what(), describe(call));
+  }
+  if (const auto domain = o.tags.find("domain"); domain != o.tags.end()) tag("domain " + domain->second);
 }
 
 bool finite(nc_dtype t, std::uint32_t bits) { return std::isfinite(oracle::decode(oracle_type(t), bits)); }
 
-// rows with NaN/Inf in x or dy leave the other rows' y, r and dx as a run where those
-// elements are 1 instead
-void check_isolation(const kernel& k, const value_case& vc, const outputs& got) {
+// isolation is checked where it applies: finite gamma, and rows with NaN/Inf in x or dy
+// beside rows without
+bool isolation_applies(const value_case& vc) {
   const call_spec& c = vc.call;
   const nc_dtype xt = c.ops[op_x].dtype, gt = c.ops[op_gamma].dtype;
   for (std::uint32_t g : vc.gamma)
-    if (!finite(gt, g)) return tag("isolation not applicable: gamma holds NaN/Inf");
-  std::vector<bool> bad(std::size_t(c.m), false);
-  value_case clean = vc;
-  const std::uint32_t one = std::uint32_t(oracle::encode(oracle_type(xt), 1.0));
-  for (std::int64_t e = 0; e < c.m * c.n; ++e)
-    for (auto* v : {&clean.x, &clean.dy})
-      if (!finite(xt, (*v)[std::size_t(e)])) (*v)[std::size_t(e)] = one, bad[std::size_t(e / c.n)] = true;
-  const auto bad_rows = std::count(bad.begin(), bad.end(), true);
-  if (bad_rows == 0 || bad_rows == c.m) return;
-  const outputs want = run_pair(k, clean, false);
+    if (!finite(gt, g)) {
+      tag("isolation not applicable: gamma holds NaN/Inf");
+      return false;
+    }
+  std::int64_t bad_rows = 0;
   for (std::int64_t i = 0; i < c.m; ++i) {
-    if (bad[std::size_t(i)]) continue;
+    bool bad = false;
     for (std::int64_t j = 0; j < c.n; ++j) {
       const std::size_t e = std::size_t(i * c.n + j);
-      for (auto [name, g, w] : {std::tuple{"y", got.y[e], want.y[e]}, std::tuple{"dx", got.dx[e], want.dx[e]}})
-        if (g != w)
-          violation(target,
-                    std::string("a row with NaN/Inf changed another row: ") + name + "(" + std::to_string(i) + ", " +
-                        std::to_string(j) + ") is 0x" + hex(g) + " with it and 0x" + hex(w) + " without",
-                    describe(c));
+      bad = bad || !finite(xt, vc.x[e]) || !finite(xt, vc.dy[e]);
     }
-    if (got.r[std::size_t(i)] != want.r[std::size_t(i)])
-      violation(target, "a row with NaN/Inf changed r[" + std::to_string(i) + "] of another row", describe(c));
+    bad_rows += bad ? 1 : 0;
   }
-  tag("non-finite rows isolated");
+  return bad_rows > 0 && bad_rows < c.m;
 }
 
-// the property whose check this target's failing check is, so that `normcheck replay` re-runs
-// the regression as that property (the oracle comparison of one output, or isolation)
+// the property whose check failed, so that `normcheck replay` re-runs the regression as it
 std::string property_of(const std::string& failure) {
-  const auto says = [&](const char* text) { return failure.find(text) != std::string::npos; };
-  if (says("a row with NaN/Inf")) return "a_non_finite_row_leaves_every_other_row_unchanged";
-  if (says("oracle: dgamma")) return "dgamma_matches_the_exact_oracle";
-  if (says("oracle: dx")) return "dx_matches_the_exact_oracle";
-  if (says("oracle: y") || says("oracle: r")) return "y_and_r_match_the_exact_oracle";
-  return "dx_matches_the_exact_oracle";  // no failure (a corpus entry) or another: forward and backward run
+  for (const char* name : differential_properties)
+    if (failure.rfind(name, 0) == 0) return name;
+  if (failure.rfind(isolation_property, 0) == 0) return isolation_property;
+  return "dx_matches_the_exact_oracle";  // no failure (a corpus entry) or a memory rule: forward and backward run
 }
 
 std::string case_file_of(const value_case& vc, const std::uint8_t* data, std::size_t size, const std::string& failure) {
@@ -197,8 +188,13 @@ void run(const std::uint8_t* data, std::size_t size) {
   set_case_writer([&](const std::string& failure) { return case_file_of(vc, data, size, failure); });
   const call_spec& c = vc.call;
   tag(dtype_text(c.ops[op_x].dtype) + (c.ops[op_gamma].dtype != c.ops[op_x].dtype ? "+fp32 gamma" : ""));
-  const outputs got = run_pair(k, vc, true);
-  check_isolation(k, vc, got);
+  run_pair(k, vc);
+  const harness::norm_case nc = norm_case_of(vc);
+  for (const char* name : differential_properties) check_property(k, name, nc, c);
+  if (isolation_applies(vc)) {
+    check_property(k, isolation_property, nc, c);
+    tag("non-finite rows isolated");
+  }
 }
 
 }  // namespace
