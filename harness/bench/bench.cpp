@@ -34,9 +34,10 @@
 // inputs and outputs, so that a call never finds its operands left in L2 by the previous
 // one. torch_peer.py uses the same rule.
 //
-// After timing, rows 0, M/2 and M-1 of y and dx of the first input set are checked
-// against a double-precision loop on the host (a spot check that the timed calls computed
-// the operator and wrote their outputs, not the correctness harness).
+// After timing, rows 0, M/2 and M-1 of y, r and dx of the first input set are checked
+// against the exact oracle with the properties' verdicts (oracles/compare.hpp: a spot check
+// that the timed calls computed the operator and wrote their outputs, not the correctness
+// harness).
 #include "bench/bench.hpp"
 
 #include <cuda_runtime.h>
@@ -56,12 +57,17 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "normcheck/harness/case.hpp"
 #include "normcheck/kernel.hpp"
+#include "normcheck/oracles/compare.hpp"
+#include "normcheck/oracles/dtype.hpp"
+#include "normcheck/oracles/exact.hpp"
 
 namespace nc::bench {
 namespace {
@@ -208,57 +214,6 @@ options parse(int argc, char** argv, bool& help) {
 
 // ---------------------------------------------------------------- host data
 
-std::uint16_t float_to_bf16(float f) {
-  std::uint32_t b;
-  std::memcpy(&b, &f, 4);
-  if ((b & 0x7fffffffu) > 0x7f800000u) return std::uint16_t((b >> 16) | 0x40);  // quiet NaN
-  b += 0x7fffu + ((b >> 16) & 1u);                                               // round to nearest even
-  return std::uint16_t(b >> 16);
-}
-
-float bf16_to_float(std::uint16_t h) {
-  const std::uint32_t b = std::uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-
-std::uint16_t float_to_half(float f) {
-  std::uint32_t b;
-  std::memcpy(&b, &f, 4);
-  const std::uint32_t sign = (b >> 16) & 0x8000u, mag = b & 0x7fffffffu;
-  if (mag > 0x7f800000u) return std::uint16_t(sign | 0x7e00u);   // NaN
-  if (mag >= 0x477ff000u) return std::uint16_t(sign | 0x7c00u);  // >= 65520 rounds to infinity
-  if (mag < 0x38800000u) {                                       // below 2^-14: a half subnormal
-    float a;
-    std::memcpy(&a, &mag, 4);
-    return std::uint16_t(sign | std::uint32_t(std::nearbyint(a * 16777216.0f)));  // units of 2^-24, RNE
-  }
-  std::uint32_t h = (((mag >> 23) - 112u) << 10) | ((mag >> 13) & 0x3ffu);
-  const std::uint32_t rest = mag & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // round to nearest even
-  return std::uint16_t(sign | h);
-}
-
-float half_to_float(std::uint16_t h) {
-  const int exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  float v = exp == 0 ? std::ldexp(float(man), -24)
-            : exp == 31 ? (man ? NAN : INFINITY)
-                        : std::ldexp(float(man | 0x400), exp - 25);
-  return (h & 0x8000) ? -v : v;
-}
-
-double load(nc_dtype t, const std::vector<unsigned char>& bytes, std::int64_t i) {
-  if (t == NC_F32) {
-    float f;
-    std::memcpy(&f, bytes.data() + 4 * i, 4);
-    return f;
-  }
-  std::uint16_t h;
-  std::memcpy(&h, bytes.data() + 2 * i, 2);
-  return t == NC_F16 ? half_to_float(h) : bf16_to_float(h);
-}
-
 std::uint64_t splitmix64(std::uint64_t& state) {
   std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -277,11 +232,7 @@ std::vector<unsigned char> random_values(nc_dtype t, std::int64_t count, float l
       for (std::int64_t i = c * chunk; i < std::min(count, (c + 1) * chunk); ++i) {
         const float u = float(splitmix64(state) >> 40) * 0x1p-24f;  // [0, 1)
         const float v = lo + (hi - lo) * u;
-        if (t == NC_F32) std::memcpy(out.data() + 4 * i, &v, 4);
-        else {
-          const std::uint16_t h = t == NC_F16 ? float_to_half(v) : float_to_bf16(v);
-          std::memcpy(out.data() + 2 * i, &h, 2);
-        }
+        oracle::store(out.data(), harness::oracle_type(t), i, v);  // exact for fp32, round to nearest even else
       }
     }
   };
@@ -432,36 +383,54 @@ double copy_bandwidth(const kernel& k, double& median_us) {
 
 struct spot {
   bool pass = true;
-  double worst = 0;  // max |got - ref| / (atol + rtol |ref|); <= 1 passes
+  double worst = 0;  // the largest error in units of the exact oracle's per-element bound; <= 1 passes
   std::string what;
 };
 
+// rows 0, M/2 and M-1 of y, r and dx against the exact oracle on that row, both verdicts of
+// oracles/compare.hpp: the per-element bound, and the fixed table where every correct kernel
+// meets it (the verdicts of the properties, not a tolerance of the bench's own)
 void spot_check(const kernel& k, const input_set& set, const host_inputs& in, nc_dtype t, spot& out) {
   const std::int64_t m = set.fwd.m, n = set.fwd.n;
-  const std::size_t s = dtype_bytes(t), row_bytes = std::size_t(n) * s;
-  const double atol = t == NC_F32 ? 1e-4 : t == NC_F16 ? 5e-3 : 2e-2, rtol = atol;
+  const oracle::dtype ot = harness::oracle_type(t);
+  const std::size_t row_bytes = std::size_t(n) * dtype_bytes(t);
   std::vector<unsigned char> y(row_bytes), dx(row_bytes);
+  float r = 0;
   for (std::int64_t i : {std::int64_t(0), m / 2, m - 1}) {
     k.download(y.data(), static_cast<const char*>(set.fwd.y.data) + i * row_bytes, row_bytes);
     k.download(dx.data(), static_cast<const char*>(set.bwd.dx.data) + i * row_bytes, row_bytes);
-    double sum_sq = 0, sum_ux = 0;
-    for (std::int64_t j = 0; j < n; ++j) {
-      const double x = load(t, in.x, i * n + j), g = load(t, in.gamma, j), dy = load(t, in.dy, i * n + j);
-      sum_sq += x * x, sum_ux += dy * g * x;
-    }
-    const double r = 1.0 / std::sqrt(sum_sq / double(n) + double(epsilon)), mean_ux = sum_ux / double(n);
-    for (std::int64_t j = 0; j < n; ++j) {
-      const double x = load(t, in.x, i * n + j), g = load(t, in.gamma, j), dy = load(t, in.dy, i * n + j);
-      const double ref_y = x * r * g, ref_dx = r * dy * g - x * r * r * r * mean_ux;
-      for (auto [name, got, ref] : {std::tuple{"y", load(t, y, j), ref_y}, std::tuple{"dx", load(t, dx, j), ref_dx}}) {
-        const double score = std::fabs(got - ref) / (atol + rtol * std::fabs(ref));
-        if (!(score <= 1.0) && out.pass) {  // NaN fails too
-          out.pass = false;
-          std::ostringstream w;
-          w << name << "[" << i << "," << j << "] = " << got << ", expected " << ref;
-          out.what = w.str();
+    k.download(&r, static_cast<const char*>(set.fwd.r.data) + i * 4, 4);
+    // row i alone: a row's y, r and dx depend on nothing else
+    const unsigned char* x = in.x.data() + std::size_t(i) * row_bytes;
+    const unsigned char* dy = in.dy.data() + std::size_t(i) * row_bytes;
+    oracle::forward_problem f;
+    f.m = 1, f.n = n, f.epsilon = epsilon, f.y_type = ot;
+    f.x = {x, ot, 0, n, 1}, f.gamma = {in.gamma.data(), ot, 0, 1};
+    oracle::backward_problem b;
+    b.m = 1, b.n = n, b.epsilon = epsilon, b.dx_type = ot, b.dgamma_type = ot;
+    b.x = f.x, b.gamma = f.gamma, b.dy = {dy, ot, 0, n, 1};
+    const oracle::forward_result ef = oracle::exact_forward(f);
+    const oracle::backward_result eb = oracle::exact_backward(b);
+    const struct {
+      const char* name;
+      oracle::comparison cmp;
+    } verdicts[] = {
+        {"y", oracle::compare(oracle::matrix_view{y.data(), ot, 0, n, 1}, 1, n, ef.y, ef.y_bound, ef.rows)},
+        {"r", oracle::compare(oracle::vector_view{&r, oracle::dtype::f32, 0, 1}, 1, ef.r, ef.r_bound, ef.rows)},
+        {"dx", oracle::compare(oracle::matrix_view{dx.data(), ot, 0, n, 1}, 1, n, eb.dx, eb.dx_bound, eb.rows)}};
+    for (const auto& [name, cmp] : verdicts) {
+      out.worst = std::max(out.worst, cmp.max_bound_units);
+      if ((cmp.bound_failures > 0 || cmp.achievable_table_failures > 0) && out.pass) {
+        out.pass = false;
+        std::ostringstream w;
+        if (!cmp.mismatches.empty()) {
+          const oracle::mismatch& e = cmp.mismatches.front();
+          w << name << "[" << i << "," << (std::string_view(name) == "r" ? 0 : e.col) << "] = " << e.got << ", exact "
+            << e.oracle << " (bound " << e.bound << ")";
+        } else {
+          w << name << " of row " << i << " outside the oracle's verdicts";
         }
-        if (score > out.worst || std::isnan(score)) out.worst = std::isnan(score) ? INFINITY : score;
+        out.what = w.str();
       }
     }
   }
