@@ -188,7 +188,7 @@ TEST(worked_numbers, a_row_of_257_ones_divides_by_n_not_by_the_block) {
 // leaves out 300 x 65536 only
 class sizes : public ::testing::TestWithParam<std::tuple<std::int64_t, std::int64_t, int>> {};
 
-TEST_P(sizes, every_dtype_pair_matches_the_double_loop) {
+TEST_P(sizes, every_dtype_pair_matches_the_exact_oracle) {
   const auto [n, m, layout_kind] = GetParam();
   for (const dtypes& t : all_dtypes) {
     SCOPED_TRACE("x " + name_of(t.x) + " gamma " + name_of(t.gamma));
