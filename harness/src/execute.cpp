@@ -14,17 +14,48 @@ std::vector<unsigned char> typed(nc_dtype type, const std::vector<std::uint32_t>
   return bytes;
 }
 
+namespace {
+
+// the byte position of each buffer of a case in its one allocation (x, gamma, dy, y, r, dx,
+// dgamma), then the allocation's size: each buffer starts on a 256-byte boundary, so its
+// first slot is as aligned as a cudaMalloc of its own
+std::vector<std::size_t> placement(const norm_case& c) {
+  const std::size_t bytes[] = {
+      guarded_buffer::bytes_for(c.x_dtype, extent(c.layout.x, c.m, c.n)),
+      guarded_buffer::bytes_for(c.gamma_dtype, extent(c.layout.gamma, c.n)),
+      guarded_buffer::bytes_for(c.x_dtype, extent(c.layout.dy, c.m, c.n)),
+      guarded_buffer::bytes_for(c.x_dtype, extent(c.layout.y, c.m, c.n)),
+      guarded_buffer::bytes_for(NC_F32, extent(c.layout.r, c.m)),
+      guarded_buffer::bytes_for(c.x_dtype, extent(c.layout.dx, c.m, c.n)),
+      guarded_buffer::bytes_for(c.gamma_dtype, extent(c.layout.dgamma, c.n))};
+  std::vector<std::size_t> at;
+  std::size_t end = 0;
+  for (std::size_t b : bytes) {
+    at.push_back(end);
+    end += (b + 255) / 256 * 256;
+  }
+  at.push_back(end);
+  return at;
+}
+
+}  // namespace
+
 case_buffers::case_buffers(const kernel& k, const norm_case& c)
-    : x(k, "x", c.x_dtype, extent(c.layout.x, c.m, c.n), element_slots(c.layout.x, c.m, c.n), operand_role::input),
+    : at_(placement(c)),
+      block_{k, k.alloc(at_.back())},
+      x(k, "x", c.x_dtype, extent(c.layout.x, c.m, c.n), element_slots(c.layout.x, c.m, c.n), operand_role::input,
+        placed(0)),
       gamma(k, "gamma", c.gamma_dtype, extent(c.layout.gamma, c.n), element_slots(c.layout.gamma, c.n),
-            operand_role::input),
-      dy(k, "dy", c.x_dtype, extent(c.layout.dy, c.m, c.n), element_slots(c.layout.dy, c.m, c.n), operand_role::input),
-      y(k, "y", c.x_dtype, extent(c.layout.y, c.m, c.n), element_slots(c.layout.y, c.m, c.n), operand_role::output),
-      r(k, "r", NC_F32, extent(c.layout.r, c.m), element_slots(c.layout.r, c.m), operand_role::output),
+            operand_role::input, placed(1)),
+      dy(k, "dy", c.x_dtype, extent(c.layout.dy, c.m, c.n), element_slots(c.layout.dy, c.m, c.n), operand_role::input,
+         placed(2)),
+      y(k, "y", c.x_dtype, extent(c.layout.y, c.m, c.n), element_slots(c.layout.y, c.m, c.n), operand_role::output,
+        placed(3)),
+      r(k, "r", NC_F32, extent(c.layout.r, c.m), element_slots(c.layout.r, c.m), operand_role::output, placed(4)),
       dx(k, "dx", c.x_dtype, extent(c.layout.dx, c.m, c.n), element_slots(c.layout.dx, c.m, c.n),
-         operand_role::output),
+         operand_role::output, placed(5)),
       dgamma(k, "dgamma", c.gamma_dtype, extent(c.layout.dgamma, c.n), element_slots(c.layout.dgamma, c.n),
-             operand_role::output),
+             operand_role::output, placed(6)),
       case_(c) {
   for (std::int64_t e = 0; e < c.m * c.n; ++e) {
     x.set_element(e, c.x[std::size_t(e)]);

@@ -39,10 +39,10 @@ std::vector<std::int64_t> element_slots(const vector_layout& l, std::int64_t cou
 }
 
 guarded_buffer::guarded_buffer(const kernel& k, std::string name, nc_dtype type, std::int64_t slots,
-                               std::vector<std::int64_t> element_slots, operand_role role)
+                               std::vector<std::int64_t> element_slots, operand_role role, void* placed)
     : kernel_(k), name_(std::move(name)), type_(type), slots_(slots), element_slots_(std::move(element_slots)),
-      is_element_(std::size_t(slots), false), role_(role), declared_(role),
-      image_(std::size_t(2 * guard_bytes + slots * std::int64_t(size_of(type)))) {
+      is_element_(std::size_t(slots), false), role_(role), declared_(role), device_(placed), owns_(placed == nullptr),
+      image_(bytes_for(type, slots)) {
   for (std::int64_t s : element_slots_) is_element_[std::size_t(s)] = true;
   const std::uint32_t filler = role == operand_role::input ? gap_nan(type) : poison_nan(type);
   // one typed fill: operands of a far-row case span billions of slots
@@ -52,10 +52,12 @@ guarded_buffer::guarded_buffer(const kernel& k, std::string name, nc_dtype type,
   } else {
     std::fill_n(reinterpret_cast<std::uint32_t*>(image_.data()), image_.size() / 4, filler);
   }
-  device_ = kernel_.alloc(image_.size());
+  if (owns_) device_ = kernel_.alloc(image_.size());
 }
 
-guarded_buffer::~guarded_buffer() { kernel_.release(device_); }
+guarded_buffer::~guarded_buffer() {
+  if (owns_) kernel_.release(device_);
+}
 
 void guarded_buffer::set_element(std::int64_t k, std::uint32_t bits) {
   const std::size_t size = size_of(type_);

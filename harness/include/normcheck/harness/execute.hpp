@@ -40,10 +40,25 @@ std::string declared_context(const kernel& k, const norm_case& c);
 std::string outside_capabilities(const capabilities& caps, const norm_case& c);
 
 /// The guarded buffers of a case and the calls over them, for properties that build a call
-/// themselves (the contract property breaks one argument of a valid call).
+/// themselves (the contract property breaks one argument of a valid call). Like the fuzz
+/// arena, a call's operands share one allocation of plugin memory, each between its own guard
+/// bands, so a kernel that writes past an operand lands in a guard band of the same block.
 class case_buffers {
+ private:
+  /// the one allocation every buffer lies in; declared first, so it outlives them
+  struct block {
+    const kernel& k;
+    void* base;
+    ~block() { k.release(base); }
+  };
+  std::vector<std::size_t> at_;  // each buffer's byte position in the block
+  block block_;
+  void* placed(int buffer) const { return static_cast<char*>(block_.base) + at_[std::size_t(buffer)]; }
+
  public:
   case_buffers(const kernel& k, const norm_case& c);
+  case_buffers(const case_buffers&) = delete;
+  case_buffers& operator=(const case_buffers&) = delete;
 
   guarded_buffer x, gamma, dy, y, r, dx, dgamma;
 

@@ -34,9 +34,16 @@ class guarded_buffer {
  public:
   static constexpr std::int64_t guard_bytes = 256;  // keeps the first slot 256-byte aligned, as cudaMalloc
 
-  /// slots: the operand's extent; element_slots: the slot index of each element in order
+  /// slots: the operand's extent; element_slots: the slot index of each element in order;
+  /// placed: where the buffer lies (its front guard band) inside plugin memory the caller owns
+  /// (one allocation for every operand of a call, as the fuzz arena; bytes_for() bytes), or
+  /// null: the buffer allocates its own
   guarded_buffer(const kernel& k, std::string name, nc_dtype type, std::int64_t slots,
-                 std::vector<std::int64_t> element_slots, operand_role role);
+                 std::vector<std::int64_t> element_slots, operand_role role, void* placed = nullptr);
+  /// the plugin memory of a buffer of this many slots, guard bands included
+  static std::size_t bytes_for(nc_dtype type, std::int64_t slots) {
+    return std::size_t(2 * guard_bytes + slots * std::int64_t(size_of(type)));
+  }
   ~guarded_buffer();
   guarded_buffer(const guarded_buffer&) = delete;
   guarded_buffer& operator=(const guarded_buffer&) = delete;
@@ -76,6 +83,7 @@ class guarded_buffer {
   operand_role role_;
   operand_role declared_;
   void* device_ = nullptr;
+  bool owns_ = true;                   // false: device_ lies in the caller's allocation
   std::vector<unsigned char> image_;   // what plugin memory holds (after download)
   std::vector<unsigned char> before_;  // what it held before the call
 };
