@@ -14,6 +14,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <limits>
+#include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -134,8 +137,10 @@ struct options_map {
 
 std::uint64_t parse_unsigned(const std::string& option, const std::string& text, bool positive) {
   char* end = nullptr;
+  errno = 0;
   const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  if (text.empty() || text[0] == '-' || *end != '\0' || (positive && v == 0))
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])) || *end != '\0' || errno == ERANGE ||
+      (positive && v == 0) || (positive && v > std::uint64_t(std::numeric_limits<std::int64_t>::max())))
     throw usage_error("--" + option + " '" + text + "': must be a " + (positive ? "positive" : "non-negative") +
                       " integer");
   return v;
@@ -329,7 +334,11 @@ int command_check(int argc, char** argv) {
   const auto only = o.get("property");
   if (only && find_property(*only) == nullptr) throw usage_error("--property '" + *only + "': no property has that name");
   campaign_options options = options_of(o);
-  if (auto cases = o.get("cases")) options.cases = std::int64_t(parse_unsigned("cases", *cases, true));
+  if (auto cases = o.get("cases")) {
+    options.cases = std::int64_t(parse_unsigned("cases", *cases, true));
+    if (options.cases > std::numeric_limits<int>::max())
+      throw usage_error("--cases '" + *cases + "': must be at most " + std::to_string(std::numeric_limits<int>::max()));
+  }
   std::vector<const property*> selected;
   for (const property& p : all_properties())
     for (const std::string& g : p.groups)

@@ -1,6 +1,8 @@
 #include "normcheck/harness/campaign.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -97,6 +99,9 @@ bool intent_applies(const intended_share& i, const kernel& k, const capabilities
   if (d == "backward path") return listed(k.backward_paths(), i.cls);
   // whether a strided view changes the path: a statement about the shipped kernels' dispatch
   if (d == "paths") return listed(k.forward_paths(), "vector-warp") && listed(k.forward_paths(), "strided-warp");
+  // a backward table with fewer row slots than rows is a design (the shipped kernels' persistent
+  // grid), not a rule: a kernel with a slot per row (the document's M×N table) never loops
+  if (d == "backward slots") return listed(k.backward_paths(), "vector-block128");
   if (d == "epsilon") return domain.any_epsilon() || domain.takes_epsilon(i.cls == "zero" ? 0.0f : 1e-6f);
   return true;
 }
@@ -290,8 +295,8 @@ double case_scale_from_environment() {
   if (text == nullptr || *text == '\0') return 1.0;
   char* end = nullptr;
   const double scale = std::strtod(text, &end);
-  if (*end != '\0' || !(scale > 0) || !std::isfinite(scale))
-    throw std::invalid_argument(std::string("NORMCHECK_CASE_SCALE = '") + text + "': must be a positive number");
+  if (*end != '\0' || !(scale > 0) || !(scale <= 1000))
+    throw std::invalid_argument(std::string("NORMCHECK_CASE_SCALE = '") + text + "': must be a number in (0, 1000]");
   return scale;
 }
 
@@ -309,8 +314,11 @@ std::uint64_t seed_from_environment() {
   const char* text = std::getenv("NORMCHECK_SEED");
   if (text != nullptr && *text != '\0') {
     char* end = nullptr;
+    errno = 0;
     const unsigned long long seed = std::strtoull(text, &end, 10);
-    if (*end != '\0') throw std::invalid_argument(std::string("NORMCHECK_SEED = '") + text + "': must be an integer");
+    if (!std::isdigit(static_cast<unsigned char>(*text)) || *end != '\0' || errno == ERANGE)
+      throw std::invalid_argument(std::string("NORMCHECK_SEED = '") + text +
+                                  "': must be an integer in [0, 2^64 - 1]");
     return seed;
   }
   std::random_device device;
