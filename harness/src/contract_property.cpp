@@ -225,9 +225,10 @@ void check_contract(const kernel& k, const norm_case& c, observation& o) {
   guarded_scratch workspace(k, std::max<std::size_t>(args.workspace_needed, 16));
   args.b.workspace = workspace.data();
   args.b.workspace_bytes = args.workspace_needed;
-  // a plugin that needs no workspace has no workspace rules to break
+  // a plugin that needs no workspace has no workspace rules to break: the rule was drawn (its
+  // share holds) and the case says why it checked nothing
   if (std::string(broken.argument).rfind("workspace", 0) == 0 && args.workspace_needed == 0) {
-    o.tag("rule", "not applicable (no workspace needed)");
+    o.tag("workspace rules", "not applicable (no workspace needed)");
     return;
   }
   broken.apply(args, c);
