@@ -135,10 +135,10 @@ std::string to_json(const campaign_report& report) {
       << "  \"cases_per_second\": " << json_number(report.seconds > 0 ? double(report.cases()) / report.seconds : 0)
       << ",\n  \"passed\": " << (report.passed() ? "true" : "false")
       << ",\n  \"capabilities\": " << json_string(report.capabilities) << ",\n  \"not_exercised\": [";
-  for (std::size_t i = 0; i < report.not_served.size(); ++i) out << (i ? ", " : "") << json_string(report.not_served[i]);
+  const char* separator = "";
+  for (const std::string& what : report.not_served) out << separator << json_string(what), separator = ", ";
   for (const property_result& r : report.properties)
-    if (!r.skipped.empty())
-      out << (out.str().back() == '[' ? "" : ", ") << json_string("property " + r.name + ": " + r.skipped);
+    if (!r.skipped.empty()) out << separator << json_string("property " + r.name + ": " + r.skipped), separator = ", ";
   out << "],\n  \"properties\": [";
   for (std::size_t i = 0; i < report.properties.size(); ++i) {
     const property_result& r = report.properties[i];

@@ -2,6 +2,7 @@
 // executor, and the property registry against the ctest registration.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -151,6 +152,19 @@ TEST(generators, every_case_lies_inside_the_kernels_declared_capabilities) {
   EXPECT_EQ(dtypes, (std::set<std::string>{"fp16", "bf16+fp32 gamma"}));
   EXPECT_EQ(epsilons, (std::set<float>{1e-5f, 0.0f}));
   EXPECT_TRUE(padded);
+}
+
+TEST(campaign, the_shipped_kernel_lists_every_path_the_properties_set_a_minimum_for) {
+  // path minimums apply only to listed paths: an unlisted one would silently go unjudged
+  for (const property& p : all_properties())
+    for (const intended_share& i : p.intended) {
+      if (i.dimension == "forward path")
+        EXPECT_NE(std::find(simt().forward_paths().begin(), simt().forward_paths().end(), i.cls),
+                  simt().forward_paths().end()) << p.name << ": " << i.cls;
+      if (i.dimension == "backward path")
+        EXPECT_NE(std::find(simt().backward_paths().begin(), simt().backward_paths().end(), i.cls),
+                  simt().backward_paths().end()) << p.name << ": " << i.cls;
+    }
 }
 
 TEST(case, layout_bits_name_what_a_layout_needs_beyond_dense) {

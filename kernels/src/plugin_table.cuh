@@ -2,6 +2,7 @@
 // defines its memory functions and includes this once; everything else is shared.
 #pragma once
 
+#include <array>
 #include <string>
 
 #include "rmsnorm_dispatch.cuh"
@@ -78,11 +79,16 @@ static const char* nc_table_backward_path(const nc_backward_args* a) {
   return nc::path_name(nc::backward_path(*a));
 }
 
-// every path name forward_path and backward_path return (rmsnorm_dispatch.cuh), so the
-// property suite's path minimums apply to the shipped kernels
-static const char* const nc_table_paths[] = {"vector-warp",   "vector-block128", "vector-block256", "vector-block512",
-                                             "vector-block1024", "vector-reload", "strided-warp", "strided-block",
-                                             nullptr};
+// every path name forward_path and backward_path return (rmsnorm_dispatch.cuh's path enum, in
+// order, NULL-terminated), so the property suite's path minimums apply to the shipped kernels
+static const char* const* nc_table_paths() {
+  static const auto names = [] {
+    std::array<const char*, std::size_t(nc::path::strided_block) + 2> list{};
+    for (std::size_t p = 0; p <= std::size_t(nc::path::strided_block); ++p) list[p] = nc::path_name(nc::path(p));
+    return list;
+  }();
+  return names.data();
+}
 
 __attribute__((visibility("default"))) const nc_plugin* normcheck_plugin(uint32_t abi_version) {
   // caps NULL: everything the contract allows (the NC_CAP_* bits say so for version 1 too)
@@ -92,7 +98,7 @@ __attribute__((visibility("default"))) const nc_plugin* normcheck_plugin(uint32_
       nc_table_forward, nc_table_backward, nc_table_workspace_size,
       nc_table_alloc, nc_table_free, nc_table_copy, nc_table_synchronize,
       nc_table_last_error, nc_table_forward_path, nc_table_backward_path,
-      nullptr, nc_table_paths, nc_table_paths};
+      nullptr, nc_table_paths(), nc_table_paths()};
   static const nc_plugin version_1 = [] {
     nc_plugin t = table;
     t.abi_version = 1;

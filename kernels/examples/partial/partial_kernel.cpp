@@ -14,6 +14,7 @@
 // NC_ERR_UNSUPPORTED), then computes in PyTorch's order (rstd, x̂ = x·rstd, y = x̂·γ,
 // dx = rstd·(u − x̂·mean(u·x̂))). The tests run `normcheck check all` on each.
 #include "../example_plugin.hpp"
+#include "../torch_order/torch_order.hpp"
 
 namespace {
 
@@ -78,30 +79,15 @@ nc_status outside(const nc_forward_args& a) {
 }
 #endif
 
-struct torch_order {
+// PyTorch's order (../torch_order/torch_order.hpp) under this plugin's name
+struct partial_order : torch_order {
   static constexpr const char* name = plugin_name;
 
   static float forward_row(std::int64_t n, const float* x, const float* gamma, float epsilon, float* y) {
 #ifdef PARTIAL_FIXED_EPSILON
     epsilon = fixed_epsilon;  // built in, as in llm.c: the argument is not read
 #endif
-    float ss = 0.0f;
-    for (std::int64_t j = 0; j < n; ++j) ss += x[j] * x[j];
-    const float rstd = 1.0f / std::sqrt(ss / float(n) + epsilon);
-    for (std::int64_t j = 0; j < n; ++j) y[j] = (x[j] * rstd) * gamma[j];
-    return rstd;
-  }
-
-  static void backward_row(std::int64_t n, const float* x, const float* gamma, const float* dy, float rstd,
-                           float* dx, float* dgamma_term) {
-    float s = 0.0f;
-    for (std::int64_t j = 0; j < n; ++j) s += (dy[j] * gamma[j]) * (x[j] * rstd);
-    const float mean = s / float(n);
-    for (std::int64_t j = 0; j < n; ++j) {
-      const float xhat = x[j] * rstd;
-      dx[j] = rstd * (dy[j] * gamma[j] - xhat * mean);
-      dgamma_term[j] = dy[j] * xhat;
-    }
+    return torch_order::forward_row(n, x, gamma, epsilon, y);
   }
 };
 
@@ -119,7 +105,7 @@ nc_status forward_no_r(const nc_forward_args* a) {
     for (std::int64_t j = 0; j < a->n; ++j) gamma[std::size_t(j)] = load(a->gamma.data, a->gamma.dtype, at(a->gamma, j));
     for (std::int64_t i = 0; i < a->m; ++i) {
       for (std::int64_t j = 0; j < a->n; ++j) x[std::size_t(j)] = load(a->x.data, a->x.dtype, at(a->x, i, j));
-      torch_order::forward_row(a->n, x.data(), gamma.data(), a->epsilon, y.data());
+      partial_order::forward_row(a->n, x.data(), gamma.data(), a->epsilon, y.data());
       for (std::int64_t j = 0; j < a->n; ++j) store(a->y.data, a->y.dtype, at(a->y, i, j), y[std::size_t(j)]);
     }
     return NC_OK;
@@ -130,7 +116,7 @@ nc_status forward_declared(const nc_forward_args* a) {
   if (caps.flags & NC_NO_R) return forward_no_r(a);
   if (auto v = nc::check_forward(*a)) return rejected(*v);
   if (nc_status s = outside(*a); s != NC_OK) return s;
-  return forward<torch_order>(a);
+  return forward<partial_order>(a);
 }
 
 nc_status backward_declared(const nc_backward_args* a) {
@@ -139,7 +125,7 @@ nc_status backward_declared(const nc_backward_args* a) {
   const std::uint32_t bits = needs(a->x, a->n) | needs(a->dy, a->n) | needs(a->dx, a->n) | needs(a->gamma) |
                              needs(a->dgamma) | needs(a->r);
   if ((bits & ~caps.layouts) != 0) return unsupported("these layouts ('x', 'dy', 'dx', 'gamma', 'dgamma', 'r')");
-  return backward<torch_order>(a);
+  return backward<partial_order>(a);
 }
 #endif
 
@@ -149,13 +135,13 @@ extern "C" __attribute__((visibility("default"))) const nc_plugin* normcheck_plu
 #ifdef PARTIAL_FIXED_EPSILON
   // version 1 cannot say "epsilon 1e-5 only": the user pins it with --epsilon
   static const nc_plugin table = [] {
-    nc_plugin t = *nc::example::table<torch_order>(1);
+    nc_plugin t = *nc::example::table<partial_order>(1);
     return t;
   }();
   return version == 1 ? &table : nullptr;
 #else
   static const nc_plugin table = [] {
-    nc_plugin t = *nc::example::table<torch_order>(NORMCHECK_ABI_VERSION);
+    nc_plugin t = *nc::example::table<partial_order>(NORMCHECK_ABI_VERSION);
     t.capabilities = 0;  // host memory; what it serves is in caps
     t.forward = forward_declared;
     const bool forward_only = (caps.flags & NC_FORWARD_ONLY) != 0;
