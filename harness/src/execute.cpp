@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "normcheck/harness/failure.hpp"
+#include "normcheck/harness/worker.hpp"
 
 namespace nc::harness {
 
@@ -135,6 +136,13 @@ void declared_call(const kernel& k, const norm_case& c, const char* which, F&& c
   try {
     call();
   } catch (const kernel_error& e) {
+    // a device plugin whose call failed and whose device now refuses even a synchronize has
+    // lost its context (a sticky fault): every later call would fail the same way, so the
+    // shrinker's "smaller failing cases" would be fiction. The worker stops on this case
+    if (e.status != NC_ERR_UNSUPPORTED && k.device_memory() && !k.available())
+      abandon_worker(std::string("the device context was lost in the ") + which + " (" + e.what() +
+                     "; a synchronize after it fails too): the case is reported as drawn, not shrunk, and the "
+                     "next property gets a fresh worker and context");
     if (e.status != NC_ERR_UNSUPPORTED) throw;
     throw property_failure(std::string("the kernel answered NC_ERR_UNSUPPORTED to the ") + which + " for " +
                            declared_context(k, c) + ": " + e.what());

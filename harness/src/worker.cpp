@@ -285,7 +285,10 @@ void worker_link::record_case(const norm_case& c) {
 
 namespace {
 
-enum message_kind : char { progress_message = 'p', result_message = 'r', error_message = 'e' };
+enum message_kind : char { progress_message = 'p', result_message = 'r', error_message = 'e', abandon_message = 'a' };
+
+// the pipe of the worker this process is, if it is one
+int worker_fd = -1;
 
 // all or nothing: false when the pipe is gone (the parent reads until the worker ends)
 bool write_all(int fd, const char* data, std::size_t size) {
@@ -314,6 +317,14 @@ void worker_link::send_progress(const std::string& payload) {
   send_message(fd_, progress_message, payload);
 }
 
+[[noreturn]] void abandon_worker(const std::string& why) {
+  if (worker_fd < 0) throw std::runtime_error(why + " (with NORMCHECK_ISOLATION=off the campaign cannot go on)");
+  send_message(worker_fd, abandon_message, why);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  _exit(120);
+}
+
 // ---- deaths
 
 namespace {
@@ -334,6 +345,7 @@ std::string seconds_text(double s) {
 }  // namespace
 
 std::string worker_death::how() const {
+  if (!abandoned.empty()) return "stopped: " + abandoned;
   if (hang)
     return "did not finish a case within " + seconds_text(timeout) +
            " s (NORMCHECK_CALL_TIMEOUT) and was killed (a hang)";
@@ -360,6 +372,7 @@ namespace {
   // kills a timed-out `normcheck check` by its group would otherwise leave the worker running
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(122);
+  worker_fd = fd;
   signal(SIGPIPE, SIG_IGN);
   // a crash is a finding with its case file; a core dump per crashing case would only fill the disk
   const rlimit no_core{0, 0};
@@ -443,7 +456,7 @@ worker_result run_in_worker(const std::function<std::string(worker_link&)>& body
   fcntl(read_end.fd, F_SETFL, O_NONBLOCK);
 
   std::string buffer;
-  std::optional<std::string> result, error;
+  std::optional<std::string> result, error, abandoned;
   bool eof = false, hang = false;
   std::optional<steady::time_point> result_at;
   const auto parse = [&] {
@@ -461,6 +474,8 @@ worker_result run_in_worker(const std::function<std::string(worker_link&)>& body
         result = std::move(payload), result_at = steady::now();
       } else if (kind == error_message) {
         error = std::move(payload), result_at = steady::now();
+      } else if (kind == abandon_message) {
+        abandoned = std::move(payload);
       }
     }
   };
@@ -510,6 +525,7 @@ worker_result run_in_worker(const std::function<std::string(worker_link&)>& body
   worker_death d;
   d.hang = hang;
   d.timeout = options.call_timeout;
+  if (abandoned) d.abandoned = *abandoned;
   if (!hang) {
     if (WIFSIGNALED(status)) d.signal = WTERMSIG(status);
     else if (WIFEXITED(status)) d.exit_status = WEXITSTATUS(status);

@@ -15,6 +15,8 @@ rm -rf "$case_dir"
 out=$("$normcheck" check forward --kernel "$plugin" --cases 20 --seed 1 --case-dir "$case_dir" 2>/dev/null)
 status=$?
 printf '%s\n' "$out"
+# a device plugin on a machine without its device: ctest reports the test skipped
+[ "$status" -eq 77 ] && exit 77
 [ "$status" -eq 1 ] || fail "check: exit status $status, expected 1"
 printf '%s\n' "$out" | grep -Eq -- "$regex" || fail "check: no line matches '$regex'"
 case_file=$(ls "$case_dir"/*.case 2>/dev/null | head -n 1)

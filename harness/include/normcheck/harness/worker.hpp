@@ -57,6 +57,13 @@ class worker_link {
   std::size_t capacity_;
 };
 
+/// Inside a worker: ends it now, as a failure of the property it runs, with WHY as the verdict
+/// and the case in flight as the counterexample (not shrunk). For a state no later case can be
+/// trusted in, e.g. a device context lost to a sticky fault: the next property gets a fresh
+/// worker, and so a fresh context. Outside a worker (NORMCHECK_ISOLATION=off) it throws
+/// std::runtime_error, a harness error: the campaign cannot go on in this process.
+[[noreturn]] void abandon_worker(const std::string& why);
+
 /// how a worker ended without sending its result
 struct worker_death {
   int signal = 0;          ///< the signal that killed it (0: it exited)
@@ -64,6 +71,7 @@ struct worker_death {
   bool hang = false;       ///< the watchdog killed it
   double timeout = 0;      ///< the watchdog's limit, for the message
   std::string sent_error;  ///< the worker could not send its result (why), though it ended normally
+  std::string abandoned;   ///< the worker gave up on purpose (why): abandon_worker
   std::optional<norm_case> in_flight;  ///< the case it was checking, when it fit the region
   std::string in_flight_summary;       ///< describe() of that case, or why there is none
 
