@@ -17,16 +17,19 @@
 #include <vector>
 
 #include "fuzz_input.hpp"
+#include "normcheck/dtype.hpp"
 #include "normcheck/harness/case.hpp"
 #include "normcheck/harness/guarded.hpp"
 #include "normcheck/kernel.hpp"
 
 namespace nc::fuzz {
 
-/// signalling NaN of a dtype: an output element before the call; the harness's poison
-/// (guarded.hpp), so every testbed marks an unwritten element alike
-inline std::uint32_t poison(nc_dtype type) { return harness::poison_nan(type); }
-using harness::size_of;
+/// signalling NaN of a dtype: an output element before the call; the vocabulary's poison
+/// (normcheck/dtype.hpp), so every testbed marks an unwritten element alike
+inline std::uint32_t poison(nc_dtype type) { return nc::poison_nan(type); }
+/// bytes of an element as the arena places it: the vocabulary's size_of, and 2 for a code
+/// outside the enum (the call is rejected, but its operand still takes a place in the arena)
+constexpr std::size_t size_of(nc_dtype type) { return nc::valid_dtype(type) ? nc::size_of(type) : 2; }
 /// "fp32", "fp16", "bf16", or "code N"
 std::string dtype_text(nc_dtype type);
 

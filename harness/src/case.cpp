@@ -26,28 +26,6 @@ oracle::dtype oracle_type(nc_dtype type) {
   }
 }
 
-std::size_t size_of(nc_dtype type) { return type == NC_F32 ? 4 : 2; }
-
-const char* dtype_name(nc_dtype type) {
-  switch (type) {
-    case NC_F32: return "fp32";
-    case NC_F16: return "fp16";
-    case NC_BF16: return "bf16";
-    default: return "unknown";
-  }
-}
-
-bool parse_dtype(const std::string& name, nc_dtype& out) {
-  for (nc_dtype t : {NC_F32, NC_F16, NC_BF16})
-    if (name == dtype_name(t)) {
-      out = t;
-      return true;
-    }
-  return false;
-}
-
-std::int64_t vector_width(nc_dtype type) { return 16 / std::int64_t(size_of(type)); }
-
 double value_of(nc_dtype type, std::uint32_t bits) { return oracle::decode(oracle_type(type), bits); }
 
 std::uint32_t bits_of(nc_dtype type, double value) {
@@ -84,7 +62,7 @@ std::string alignment_class(const norm_case& c) {
   if (by_columns) return "column major";
   if (strided) return "column strided";
   if (misaligned) return "misaligned";
-  if (c.n % vector_width(c.x_dtype) != 0) return "ragged n";
+  if (c.n % vector_width_of(c.x_dtype) != 0) return "ragged n";
   return "aligned";
 }
 

@@ -152,9 +152,9 @@ case_file parse_case_file(const std::string& text) {
   };
   const auto dtype = [&](const std::string& key) {
     const auto [value, line] = take(key);
-    nc_dtype t;
-    if (!parse_dtype(value, t)) throw fail(line, "'" + key + "' must be fp32, fp16 or bf16, got '" + value + "'");
-    return t;
+    const std::optional<nc_dtype> t = parse_dtype(value);
+    if (!t) throw fail(line, "'" + key + "' must be fp32, fp16 or bf16, got '" + value + "'");
+    return *t;
   };
 
   if (const auto [value, line] = take("format"); value != format_line)

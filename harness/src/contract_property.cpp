@@ -157,18 +157,18 @@ rc::Gen<norm_case> contract_cases() {
 }
 
 std::uint32_t matrix_bits(const nc_matrix& a, std::int64_t n) {
-  if (a.dtype != NC_F32 && a.dtype != NC_F16 && a.dtype != NC_BF16) return 0;
+  if (!valid_dtype(a.dtype)) return 0;
   return layout_bits(matrix_layout{a.offset, a.row_stride, a.col_stride}, n, a.dtype);
 }
 std::uint32_t vector_bits(const nc_vector& v) {
-  if (v.dtype != NC_F32 && v.dtype != NC_F16 && v.dtype != NC_BF16) return 0;
+  if (!valid_dtype(v.dtype)) return 0;
   return layout_bits(vector_layout{v.offset, v.stride}, v.dtype);
 }
 
 // whether a dtype is x's (or gamma's) in a pair the kernel serves
 bool served_dtype(const capabilities& caps, nc_dtype t, bool as_gamma) {
-  for (nc_dtype x : {NC_F32, NC_F16, NC_BF16})
-    for (nc_dtype g : {NC_F32, NC_F16, NC_BF16})
+  for (nc_dtype x : all_dtypes)
+    for (nc_dtype g : all_dtypes)
       if (caps.serves(x, g) && (as_gamma ? g : x) == t) return true;
   return false;
 }

@@ -359,7 +359,7 @@ rc::Gen<std::int64_t> gen_columns(nc_dtype t, std::int64_t max_n) {
   std::vector<std::int64_t> listed;
   for (std::int64_t n : interesting_columns(t))
     if (n <= max_n) listed.push_back(n);
-  const std::int64_t w = vector_width(t);
+  const std::int64_t w = vector_width_of(t);
   return [=](const rc::Random& random, int) {
     rc::Random r(random);
     const std::uint64_t a = r.next() % 20, b = r.next();
@@ -373,7 +373,7 @@ rc::Gen<std::int64_t> gen_columns(nc_dtype t, std::int64_t max_n) {
 }
 
 rc::Gen<std::int64_t> gen_long_columns(nc_dtype t, std::int64_t max_n) {
-  const std::int64_t w = vector_width(t), floor = 4096;
+  const std::int64_t w = vector_width_of(t), floor = 4096;
   std::vector<std::int64_t> thresholds;
   for (std::int64_t vectors : {1024, 4096, 8192})
     for (std::int64_t n : {vectors * w, vectors * w + w})
@@ -392,7 +392,7 @@ rc::Gen<std::uint64_t> gen_seed() {
 }
 
 std::vector<std::int64_t> interesting_columns(nc_dtype x_dtype) {
-  const std::int64_t w = vector_width(x_dtype);
+  const std::int64_t w = vector_width_of(x_dtype);
   std::set<std::int64_t> n = {1, 2, 3, 31, 32, 33, 257, w - 1, w, w + 1, 2 * w - 1, 2 * w + 1};
   for (int k = 2; k <= 16; ++k) n.insert({(std::int64_t(1) << k) - 1, std::int64_t(1) << k, (std::int64_t(1) << k) + 1});
   // threads per block (a warp, the blocks of the shipped kernels) times small multiples

@@ -6,23 +6,6 @@
 
 namespace nc::harness {
 
-std::uint32_t gap_nan(nc_dtype type) {
-  switch (type) {
-    case NC_F16: return 0x7e5au;
-    case NC_BF16: return 0x7fdau;
-    default: return 0x7fd5a5a5u;
-  }
-}
-
-std::uint32_t poison_nan(nc_dtype type) {
-  // the quiet bit (the top mantissa bit) clear, the payload nonzero
-  switch (type) {
-    case NC_F16: return 0x7d5au;
-    case NC_BF16: return 0x7f85u;
-    default: return 0x7fa5a5a5u;
-  }
-}
-
 std::vector<std::int64_t> element_slots(const matrix_layout& l, std::int64_t m, std::int64_t n) {
   std::vector<std::int64_t> slots;
   slots.reserve(std::size_t(m * n));

@@ -345,7 +345,7 @@ norm_case rows_of(const norm_case& c, std::int64_t first, std::int64_t count, co
   s.dy.assign(c.dy.begin() + first * c.n, c.dy.begin() + (first + count) * c.n);
   s.dy2.clear();
   s.parameters.clear();
-  const std::int64_t per_vector = vector_width(c.x_dtype);
+  const std::int64_t per_vector = vector_width_of(c.x_dtype);
   for (matrix_layout* l : {&s.layout.x, &s.layout.y, &s.layout.dy, &s.layout.dx})
     l->offset = (l->offset + first * l->row_stride) % per_vector;
   s.layout.r.offset = (s.layout.r.offset + first * s.layout.r.stride) % 4;
@@ -677,7 +677,7 @@ rc::Gen<norm_case> tall_wide_cases() {
     // N past the warp paths (more than 128 vectors, more than 1024 elements); two thirds whole
     // vectors (the vector block paths), the rest ragged (the strided block path), as is every
     // case whose x is one element off 16 bytes
-    const std::int64_t w = vector_width(c.x_dtype);
+    const std::int64_t w = vector_width_of(c.x_dtype);
     c.n = *gen_uniform(1032, 1900, 1032);
     if (*gen_weighted_index({2, 1}) == 0) c.n = c.n / w * w;
     c.m = std::min(*gen_uniform(2200, 4400, 2200), (std::int64_t(1) << 22) / c.n);
@@ -733,7 +733,7 @@ rc::Gen<norm_case> far_row_cases() {
     c.n = *gen_columns(c.x_dtype, 96);
     c.m = *gen_uniform(2, 3, 2);
     c.layout = contiguous_layouts(c.n);
-    const std::int64_t w = vector_width(c.x_dtype);
+    const std::int64_t w = vector_width_of(c.x_dtype);
     c.layout.x.row_stride = (std::int64_t(1) << 32) + (c.n + w - 1) / w * w;
     draw_values(c, profile);
     return c;

@@ -105,7 +105,7 @@ TEST(generators, an_element_depends_only_on_its_row_and_column) {
 }
 
 TEST(generators, value_shrinking_ends_at_zeros_through_ones) {
-  for (nc_dtype t : {NC_F32, NC_F16, NC_BF16}) {
+  for (nc_dtype t : all_dtypes) {
     auto s = gen_values(t, 3, 11, only(row_kind::wide_range))(rc::Random(5), 0);
     int steps = 0;
     bool saw_ones = false;
@@ -190,7 +190,7 @@ TEST(campaign, a_share_is_below_its_minimum_only_when_chance_cannot_explain_it) 
 }
 
 TEST(guarded_buffer, the_fillers_are_nans_and_only_the_poison_signals) {
-  for (nc_dtype t : {NC_F32, NC_F16, NC_BF16}) {
+  for (nc_dtype t : all_dtypes) {
     EXPECT_TRUE(std::isnan(value_of(t, gap_nan(t))));
     EXPECT_TRUE(std::isnan(value_of(t, poison_nan(t))));
     const std::uint32_t quiet_bit = t == NC_F32 ? 1u << 22 : t == NC_F16 ? 1u << 9 : 1u << 6;

@@ -6,24 +6,6 @@
 
 namespace nc {
 
-std::size_t dtype_size(nc_dtype t) {
-  switch (t) {
-    case NC_F32: return 4;
-    case NC_F16:
-    case NC_BF16: return 2;
-    default: return 0;
-  }
-}
-
-const char* dtype_name(nc_dtype t) {
-  switch (t) {
-    case NC_F32: return "fp32";
-    case NC_F16: return "fp16";
-    case NC_BF16: return "bf16";
-    default: return "unknown";
-  }
-}
-
 namespace {
 
 template <class... Parts>
@@ -32,8 +14,6 @@ violation fail(const Parts&... parts) {
   (out << ... << parts);
   return {out.str()};
 }
-
-bool valid_dtype(nc_dtype t) { return t == NC_F32 || t == NC_F16 || t == NC_BF16; }
 
 // largest element index an operand reaches, or nullopt if it overflows 64 bits
 std::optional<std::int64_t> last_index(std::int64_t offset, std::int64_t rows, std::int64_t row_stride,
@@ -121,7 +101,7 @@ class checker {
   void add_span(const char* name, const void* data, nc_dtype t, std::int64_t offset, std::int64_t last,
                 bool output) {
     const auto base = reinterpret_cast<std::uintptr_t>(data);
-    const std::size_t size = dtype_size(t);
+    const std::size_t size = size_of(t);
     spans_.push_back({name, base + std::uintptr_t(offset) * size, base + std::uintptr_t(last + 1) * size, output});
   }
 };

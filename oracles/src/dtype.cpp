@@ -89,10 +89,10 @@ std::size_t size_of(dtype type) {
 
 std::string_view name_of(dtype type) {
   switch (type) {
-    case dtype::f32: return "f32";
-    case dtype::f16: return "f16";
+    case dtype::f32: return "fp32";
+    case dtype::f16: return "fp16";
     case dtype::bf16: return "bf16";
-    case dtype::f64: return "f64";
+    case dtype::f64: return "fp64";
   }
   return "?";
 }

@@ -6,27 +6,19 @@
 #include <limits>
 #include <stdexcept>
 
+#include "normcheck/harness/case.hpp"
 #include "normcheck/oracles/exact.hpp"
 #include "normcheck/oracles/reference.hpp"
 
 namespace nc::train {
 
 oracle::dtype parse_dtype(const std::string& text) {
-  if (text == "fp32") return oracle::dtype::f32;
-  if (text == "fp16") return oracle::dtype::f16;
-  if (text == "bf16") return oracle::dtype::bf16;
-  throw std::invalid_argument("--dtype '" + text + "': must be fp32, fp16 or bf16");
+  const std::optional<nc_dtype> type = nc::parse_dtype(text);
+  if (!type) throw std::invalid_argument("--dtype '" + text + "': must be fp32, fp16 or bf16");
+  return harness::oracle_type(*type);
 }
 
-std::string dtype_name(oracle::dtype type) {
-  switch (type) {
-    case oracle::dtype::f32: return "fp32";
-    case oracle::dtype::f16: return "fp16";
-    case oracle::dtype::bf16: return "bf16";
-    case oracle::dtype::f64: return "fp64";
-  }
-  return "?";
-}
+std::string dtype_name(oracle::dtype type) { return std::string(oracle::name_of(type)); }
 
 double violation::error_in_bounds() const {
   const double diff = std::fabs(got - exact);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "normcheck/abi.h"
+#include "normcheck/dtype.hpp"
 #include "normcheck/oracles/dtype.hpp"
 
 namespace nc::harness {
@@ -60,15 +61,13 @@ struct norm_case {
   bool operator==(const norm_case&) const = default;
 };
 
+// the dtype vocabulary (normcheck/dtype.hpp: size, name, parse, validity, vector_width_of) is nc's;
+// these declarations keep harness::size_of and harness::dtype_name naming it
+using nc::dtype_name;
+using nc::size_of;
+
 /// the oracle's name for a kernel dtype
 oracle::dtype oracle_type(nc_dtype type);
-std::size_t size_of(nc_dtype type);
-/// "fp32", "fp16", "bf16"
-const char* dtype_name(nc_dtype type);
-/// the dtype of a name dtype_name gives; false if there is none
-bool parse_dtype(const std::string& name, nc_dtype& out);
-/// elements of this dtype in one 16-byte vector
-std::int64_t vector_width(nc_dtype type);
 
 /// the value of a bit pattern of a dtype, exactly
 double value_of(nc_dtype type, std::uint32_t bits);

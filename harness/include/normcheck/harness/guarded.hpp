@@ -21,10 +21,9 @@
 
 namespace nc::harness {
 
-/// quiet NaN with a payload of its own: the filler of an input's gaps and guard bands
-std::uint32_t gap_nan(nc_dtype type);
-/// signalling NaN: the filler of an output before a call (see the file comment)
-std::uint32_t poison_nan(nc_dtype type);
+// the fillers, gap_nan and poison_nan, are the dtype vocabulary's (normcheck/dtype.hpp)
+using nc::gap_nan;
+using nc::poison_nan;
 
 enum class operand_role { input, output };
 

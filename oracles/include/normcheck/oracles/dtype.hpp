@@ -32,7 +32,7 @@ const format& format_of(dtype type);
 /// bytes of one element
 std::size_t size_of(dtype type);
 
-/// "f32", "f16", "bf16", "f64"
+/// "fp32", "fp16", "bf16", "fp64": the spelling of normcheck/dtype.hpp's dtype_name
 std::string_view name_of(dtype type);
 
 /// the value of a bit pattern (low size_of(type) bytes of bits), exactly; NaN patterns give a quiet NaN

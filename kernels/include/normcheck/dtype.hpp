@@ -1,0 +1,83 @@
+// The host vocabulary of abi.h's element types: what every host front end (the kernels'
+// contract checker, the harness, the fuzzers, the tests, the benchmark) says about an nc_dtype,
+// written once. Header-only, so a plugin, a fuzz target or a test uses it without linking.
+//
+//   dtype    bytes  name    16-byte vector  gap NaN (quiet)  poison NaN (signalling)
+//   NC_F32   4      "fp32"  4 elements      0x7fd5a5a5       0x7fa5a5a5
+//   NC_F16   2      "fp16"  8 elements      0x7e5a           0x7d5a
+//   NC_BF16  2      "bf16"  8 elements      0x7fda           0x7f85
+//
+// Any other value of nc_dtype (the enum spans 32 bits) is invalid: size_of gives 0, dtype_name
+// "unknown", and the contract rejects it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "normcheck/abi.h"
+
+namespace nc {
+
+/// the dtypes of the contract, in enum order
+inline constexpr nc_dtype all_dtypes[] = {NC_F32, NC_F16, NC_BF16};
+
+/// whether a value of nc_dtype is one of the contract's dtypes
+constexpr bool valid_dtype(nc_dtype type) { return type == NC_F32 || type == NC_F16 || type == NC_BF16; }
+
+/// bytes of one element; 0 for an invalid dtype
+constexpr std::size_t size_of(nc_dtype type) {
+  switch (type) {
+    case NC_F32: return 4;
+    case NC_F16:
+    case NC_BF16: return 2;
+    default: return 0;
+  }
+}
+
+/// "fp32", "fp16", "bf16"; "unknown" for an invalid dtype
+constexpr const char* dtype_name(nc_dtype type) {
+  switch (type) {
+    case NC_F32: return "fp32";
+    case NC_F16: return "fp16";
+    case NC_BF16: return "bf16";
+    default: return "unknown";
+  }
+}
+
+/// the dtype dtype_name spells name; nothing for any other text
+constexpr std::optional<nc_dtype> parse_dtype(std::string_view name) {
+  for (nc_dtype type : all_dtypes)
+    if (name == dtype_name(type)) return type;
+  return std::nullopt;
+}
+
+/// elements of a dtype in one 16-byte vector (the kernels' vectorized path; their vector_width<T>
+/// for the element type); 0 for an invalid dtype
+constexpr std::int64_t vector_width_of(nc_dtype type) {
+  return size_of(type) == 0 ? 0 : 16 / std::int64_t(size_of(type));
+}
+
+/// a quiet NaN with a payload of its own: the filler of an input's gaps and guard bands (a
+/// kernel that reads one turns its row into NaN, which the comparisons see)
+constexpr std::uint32_t gap_nan(nc_dtype type) {
+  switch (type) {
+    case NC_F16: return 0x7e5au;
+    case NC_BF16: return 0x7fdau;
+    default: return 0x7fd5a5a5u;
+  }
+}
+
+/// a signalling NaN (the quiet bit, the top mantissa bit, clear; the payload nonzero): an
+/// output element before a call. IEEE arithmetic never returns a signalling NaN and the kernels'
+/// fp16/bf16 stores quiet every NaN, so an element still holding it was never written.
+constexpr std::uint32_t poison_nan(nc_dtype type) {
+  switch (type) {
+    case NC_F16: return 0x7d5au;
+    case NC_BF16: return 0x7f85u;
+    default: return 0x7fa5a5a5u;
+  }
+}
+
+}  // namespace nc
