@@ -105,6 +105,7 @@ struct options {
   std::string commit;
   double l2_mb = 60;
   bool alloc_per_call = false;
+  std::vector<std::string> peers;  // --peer, in the order given
 };
 
 constexpr float epsilon = 1e-6f;
@@ -128,7 +129,13 @@ const char* usage =
     "  --commit TEXT     git commit to stamp the reports with\n"
     "  --l2-mb MB        rotate input sets while x and y fit in this much L2 (default 60)\n"
     "  --alloc-per-call  alloc() and free() the backward workspace inside every timed call\n"
-    "Exit status: 0 all rows timed and spot-checked, 1 a row failed, 2 usage, 77 no device.\n";
+    "  --peer SPEC       also time a peer on the same shapes, dtypes and protocol, in the same\n"
+    "                    run (repeatable): a kernel plugin (.so), or through the torch peer\n"
+    "                    (torch_peer.py, beside the shipped plugins or NORMCHECK_TORCH_PEER)\n"
+    "                    `eager` (torch.nn.functional.rms_norm), `compiled` (under\n"
+    "                    torch.compile), or a Python kernel FILE.py[:FUNCTION] (autograd style);\n"
+    "                    then OUT/compare.md puts every kernel side by side\n"
+    "Exit status: 0 all rows timed and spot-checked, 1 a row failed, 64 usage, 77 no device.\n";
 
 struct usage_error : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -189,6 +196,13 @@ options parse(int argc, char** argv, bool& help) {
     else if (arg == "--calls") o.calls = int(parse_int(arg, next(), 1));
     else if (arg == "--l2-mb") o.l2_mb = double(parse_int(arg, next(), 0));
     else if (arg == "--alloc-per-call") o.alloc_per_call = true;
+    else if (arg == "--peer") {
+      const std::string spec = next();
+      const bool plugin = spec.size() > 3 && spec.ends_with(".so");
+      if (!plugin && spec != "eager" && spec != "compiled" && spec.find(".py") == std::string::npos)
+        throw usage_error("--peer '" + spec + "': need a plugin (.so), eager, compiled or FILE.py[:FUNCTION]");
+      o.peers.push_back(spec);
+    }
     else if (arg == "--shapes") {
       o.shapes.clear();
       for (const std::string& s : split(next(), ',')) {
@@ -670,6 +684,15 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
 
 }  // namespace
 
+namespace {
+// times every shape and dtype on k into STEM.md and STEM.json; true when every row passed
+bool time_kernel(const kernel& k, const options& o, const stamp& st, const std::filesystem::path& stem);
+bool run_torch_peer(const options& o, const std::string& spec, const std::filesystem::path& dir, const std::string& stem);
+std::string shell_quote(const std::string& s);
+std::string python();
+std::string torch_peer_script();
+}  // namespace
+
 int run_main(int argc, char** argv) {
   options o;
   try {
@@ -681,7 +704,7 @@ int run_main(int argc, char** argv) {
     }
   } catch (const usage_error& e) {
     std::cerr << "normcheck bench: " << e.what() << "\n" << usage;
-    return 2;
+    return 64;
   }
 
   int devices = 0;
@@ -719,34 +742,116 @@ int run_main(int argc, char** argv) {
 
     std::cerr << "normcheck bench: " << st.device << ", plugin " << st.plugin_name << "; measuring the copy\n";
     st.copy_gbps = copy_bandwidth(k, st.copy_us);
-
-    std::vector<row> rows;
-    for (const shape& sh : o.shapes)
-      for (const nc_dtype t : o.dtypes) {
-        const auto t0 = std::chrono::steady_clock::now();
-        rows.push_back(bench_row(k, o, sh, t));
-        const row& r = rows.back();
-        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        std::cerr << "  " << sh.m << "x" << sh.n << " " << dtype_label(t) << ": "
-                  << (r.error.empty() ? num(r.fwd.median_us, 2) + " / " + num(r.fwd_bwd.median_us, 2) + " us" +
-                                            (r.check.pass ? "" : ", SPOT CHECK FAILED: " + r.check.what)
-                                      : "error: " + r.error)
-                  << " (" << num(secs, 1) << " s)\n";
-      }
-
-    const std::string md = markdown(o, st, rows);
-    std::cout << md << std::flush;
     const std::filesystem::path dir(o.out);
     std::filesystem::create_directories(dir);
-    write_file(dir / "normcheck.md", md);
-    write_file(dir / "normcheck.json", json(o, st, rows));
-    std::cerr << "normcheck bench: wrote " << (dir / "normcheck.md").string() << " and "
-              << (dir / "normcheck.json").string() << "\n";
-    return std::all_of(rows.begin(), rows.end(), [](const row& r) { return r.ok(); }) ? 0 : 1;
+    const bool ok = time_kernel(k, o, st, dir / "normcheck");
+
+    // the peers, each into its own report of the same schema, then one table of all
+    bool peers_ok = true;
+    std::vector<std::string> reports{(dir / "normcheck.json").string()};
+    for (std::size_t i = 0; i < o.peers.size(); ++i) {
+      const std::string& spec = o.peers[i];
+      const std::string stem = "peer-" + std::to_string(i + 1);
+      if (spec.ends_with(".so")) {
+        const kernel p = kernel::load(spec);
+        if (!p.device_memory() || !p.available())
+          throw std::runtime_error("--peer '" + spec + "': plugin " + p.name() + " does not run on this device");
+        stamp sp = st;
+        sp.plugin_name = p.name(), sp.plugin_backend = p.backend();
+        sp.plugin_file = std::filesystem::path(p.path()).filename().string();
+        peers_ok = time_kernel(p, o, sp, dir / stem) && peers_ok;
+      } else {
+        peers_ok = run_torch_peer(o, spec, dir, stem) && peers_ok;
+      }
+      reports.push_back((dir / (stem + ".json")).string());
+    }
+    if (!o.peers.empty()) {
+      std::string command = shell_quote(python()) + " -B " + shell_quote(torch_peer_script()) + " --merge";
+      for (const std::string& r : reports) command += " " + shell_quote(r);
+      command += " --out " + shell_quote(dir.string());
+      if (std::system(command.c_str()) != 0) peers_ok = false;
+    }
+    return ok && peers_ok ? 0 : 1;
   } catch (const std::exception& e) {
     std::cerr << "normcheck bench: " << e.what() << "\n";
     return 1;
   }
 }
+
+namespace {
+
+bool time_kernel(const kernel& k, const options& o, const stamp& st, const std::filesystem::path& stem) {
+  std::vector<row> rows;
+  for (const shape& sh : o.shapes)
+    for (const nc_dtype t : o.dtypes) {
+      const auto t0 = std::chrono::steady_clock::now();
+      rows.push_back(bench_row(k, o, sh, t));
+      const row& r = rows.back();
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::cerr << "  " << sh.m << "x" << sh.n << " " << dtype_label(t) << ": "
+                << (r.error.empty() ? num(r.fwd.median_us, 2) + " / " + num(r.fwd_bwd.median_us, 2) + " us" +
+                                          (r.check.pass ? "" : ", SPOT CHECK FAILED: " + r.check.what)
+                                    : "error: " + r.error)
+                << " (" << num(secs, 1) << " s)\n";
+    }
+
+  const std::string md = markdown(o, st, rows);
+  std::cout << md << std::flush;
+  write_file(stem.string() + ".md", md);
+  write_file(stem.string() + ".json", json(o, st, rows));
+  std::cerr << "normcheck bench: wrote " << stem.string() << ".md and " << stem.string() << ".json\n";
+  return std::all_of(rows.begin(), rows.end(), [](const row& r) { return r.ok(); });
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (const char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string python() {
+  const char* p = std::getenv("NORMCHECK_PYTHON");
+  return p && *p ? p : "python3";
+}
+
+// torch_peer.py: NORMCHECK_TORCH_PEER, else the copy the build puts beside the shipped plugins
+std::string torch_peer_script() {
+  if (const char* p = std::getenv("NORMCHECK_TORCH_PEER"); p && *p) return p;
+  return (std::filesystem::read_symlink("/proc/self/exe").parent_path() / ".." / "lib" / "normcheck_torch_peer.py")
+      .lexically_normal()
+      .string();
+}
+
+std::string join_shapes(const options& o) {
+  std::string text;
+  for (const shape& sh : o.shapes) text += (text.empty() ? "" : ",") + std::to_string(sh.m) + "x" + std::to_string(sh.n);
+  return text;
+}
+
+std::string join_dtypes(const options& o) {
+  std::string text;
+  for (const nc_dtype t : o.dtypes) text += (text.empty() ? "" : ",") + std::string(t == NC_F32 ? "fp32" : t == NC_F16 ? "fp16" : "bf16");
+  return text;
+}
+
+// a Python peer, timed by torch_peer.py with this run's shapes, dtypes and protocol
+bool run_torch_peer(const options& o, const std::string& spec, const std::filesystem::path& dir, const std::string& stem) {
+  const std::string script = torch_peer_script();
+  if (!std::filesystem::exists(script))
+    throw std::runtime_error("--peer '" + spec + "': the torch peer " + script +
+                             " is missing (NORMCHECK_TORCH_PEER names another)");
+  std::string command = shell_quote(python()) + " -B " + shell_quote(script) + " --peer " + shell_quote(spec) +
+                        " --name " + stem + " --out " + shell_quote(dir.string()) + " --shapes " + join_shapes(o) +
+                        " --dtypes " + join_dtypes(o) + " --warmup " + std::to_string(o.warmup) + " --samples " +
+                        std::to_string(o.samples) + " --calls " + std::to_string(o.calls) + " --l2-mb " +
+                        num(o.l2_mb, 0);
+  if (!o.commit.empty()) command += " --commit " + shell_quote(o.commit);
+  std::cerr << "normcheck bench: peer " << spec << ": " << command << "\n";
+  const int status = std::system(command.c_str());
+  if (status != 0) std::cerr << "normcheck bench: peer " << spec << " exited with status " << status << "\n";
+  return status == 0;
+}
+
+}  // namespace
 
 }  // namespace nc::bench

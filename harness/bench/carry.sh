@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Moving a cuda build to a GPU machine that has only the CUDA toolkit, in a small folder.
-#   carry.sh pack     (development machine) build/cuda -> .gpucarry/: the programs, the
-#                     shipped plugins, the mutant manifest and ctest's files, stripped; the
-#                     mutant plugins in one xz archive
+#   carry.sh pack     (development machine) build/cuda -> .gpucarry/: the programs, every
+#                     plugin, the Python bridge's script, the mutant manifest and ctest's files,
+#                     stripped; the mutant plugins in one xz archive (BUILD names another build)
 #   carry.sh unpack   (GPU machine) .gpucarry/ -> build/cuda, ctest's paths rewritten to
 #                     this checkout, the mutant plugins extracted
 # Only the standard tools and python3 are needed on the GPU machine.
@@ -18,16 +18,22 @@ case "${1:-}" in
     # ctest's files, with the source tree's absolute path they name recorded for unpack
     carry=$(realpath "$CARRY")
     (cd "$BUILD" && find . -name CTestTestfile.cmake -exec cp --parents {} "$carry" \;)
-    pwd > "$CARRY/ORIGIN"
-    for p in normcheck normcheck-mutants kernel_test property_test harness_test \
-             contract_fuzzer_replay value_fuzzer_replay mutants_runner_test; do
-      [ -x "$BUILD/bin/$p" ] && strip -o "$CARRY/bin/$p" "$BUILD/bin/$p"
+    # the source tree the build was configured from (a worktree's build included)
+    sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$BUILD/CMakeCache.txt" > "$CARRY/ORIGIN"
+    # every program the build has (test binaries included) and every plugin but the mutants
+    for p in "$BUILD"/bin/*; do
+      [ -f "$p" ] && [ -x "$p" ] && strip -o "$CARRY/bin/$(basename "$p")" "$p"
     done
-    for so in "$BUILD"/lib/libnormcheck_cuda.so "$BUILD"/lib/libnormcheck_simt.so "$BUILD"/lib/libnormcheck_padded_mean*.so; do
-      [ -f "$so" ] && strip -o "$CARRY/lib/$(basename "$so")" "$so"
+    for so in "$BUILD"/lib/*.so; do
+      case $(basename "$so") in libnormcheck_mutant_*) continue ;; esac
+      strip -o "$CARRY/lib/$(basename "$so")" "$so"
     done
-    cp "$BUILD/lib/normcheck_mutants.json" "$CARRY/lib/"
-    (cd "$BUILD/lib" && tar cf - libnormcheck_mutant_*_cuda.so) | xz -T2 -6 > "$CARRY/mutants.tar.xz"
+    # the Python bridge's worker script and the torch peer sit beside the plugins
+    cp "$BUILD"/lib/*.py "$CARRY/lib/" 2>/dev/null || true
+    [ -f "$BUILD/lib/normcheck_mutants.json" ] && cp "$BUILD/lib/normcheck_mutants.json" "$CARRY/lib/"
+    if ls "$BUILD"/lib/libnormcheck_mutant_*_cuda.so >/dev/null 2>&1; then
+      (cd "$BUILD/lib" && tar cf - libnormcheck_mutant_*_cuda.so) | xz -T2 -6 > "$CARRY/mutants.tar.xz"
+    fi
     du -sh "$CARRY"
     ;;
   unpack)
@@ -37,9 +43,11 @@ case "${1:-}" in
     mkdir -p "$(dirname "$BUILD")"
     mv "$CARRY" "$BUILD"
     find "$BUILD" -name CTestTestfile.cmake -exec sed -i "s|$origin|$(pwd)|g" {} +
-    python3 -c "import lzma, tarfile, sys; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" \
-      "$BUILD/mutants.tar.xz" "$BUILD/lib"
-    rm "$BUILD/mutants.tar.xz"
+    if [ -f "$BUILD/mutants.tar.xz" ]; then
+      python3 -c "import lzma, tarfile, sys; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" \
+        "$BUILD/mutants.tar.xz" "$BUILD/lib"
+      rm "$BUILD/mutants.tar.xz"
+    fi
     ;;
   *)
     echo "usage: harness/bench/carry.sh pack|unpack" >&2

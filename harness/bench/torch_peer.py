@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
 """The torch peer of `normcheck bench`, and the merge of their reports.
 
-    torch_peer.py [--shapes 128x257,...] [--dtypes fp32,fp16,bf16] [--warmup 20]
-                  [--samples 50] [--calls 20] [--out DIR] [--commit TEXT] [--l2-mb 60]
-        times torch.nn.functional.rms_norm with normcheck bench's protocol and writes
-        DIR/torch.json (normcheck bench's schema) and DIR/torch.md.
+    torch_peer.py [--peer eager|compiled|FILE.py[:FUNCTION]] [--shapes 128x257,...]
+                  [--dtypes fp32,fp16,bf16] [--warmup 20] [--samples 50] [--calls 20]
+                  [--out DIR] [--name NAME] [--commit TEXT] [--l2-mb 60]
+        times a torch RMSNorm with normcheck bench's protocol and writes DIR/NAME.json
+        (normcheck bench's schema) and DIR/NAME.md (NAME: torch, torch.compile, or the
+        function's name). The peer: `eager` (default) torch.nn.functional.rms_norm;
+        `compiled` the same under torch.compile (compiled per shape and dtype during the
+        warm-up); FILE.py[:FUNCTION] a differentiable f(x, weight, eps) -> y or (y, r), the
+        autograd style of normcheck's Python kernels (FUNCTION defaults to forward).
 
     torch_peer.py --merge A.json B.json [more.json ...] [--out DIR]
         joins reports of that schema on (M, N, dtype) into one Markdown table, side by
@@ -29,6 +34,7 @@ rotate while x and y fit in the L2 budget: ceil(2*L2 / (2*M*N*s)) sets, at most 
 
 import argparse
 import datetime
+import importlib.util
 import json
 import math
 import os
@@ -116,13 +122,13 @@ def copy_bandwidth(torch):
     return 2.0 * COPY_BYTES / (median_us * 1e3), median_us
 
 
-def timed_region_fwd():
-    return ("one torch.nn.functional.rms_norm(x, (N,), weight, eps) call, x and weight without "
-            "requires_grad: Python dispatch, the output from the caching allocator, the kernel(s)")
+def timed_region_fwd(name):
+    return (f"one {name} call (x, weight, eps) under no_grad: Python dispatch, the output from "
+            "the caching allocator, the kernel(s)")
 
 
-def timed_region_fwd_bwd():
-    return ("rms_norm with requires_grad on x and weight (autograd records the graph), then "
+def timed_region_fwd_bwd(name):
+    return (f"{name} with requires_grad on x and weight (autograd records the graph), then "
             "torch.autograd.grad(y, (x, weight), dy): the backward kernels, dx and dweight from the "
             "caching allocator (no .grad accumulation)")
 
@@ -133,13 +139,40 @@ def protocol_line(a):
             f"divided by {a.calls}")
 
 
-def bench_row(torch, a, m, n, dtype_name):
+def load_peer(torch, spec):
+    """(name, f(x, weight, eps) -> y) for --peer"""
     F = torch.nn.functional
+    if spec == "eager":
+        return "torch", lambda x, w, eps: F.rms_norm(x, (x.shape[-1],), w, eps)
+    if spec == "compiled":
+        torch._dynamo.config.cache_size_limit = 1 << 20
+        compiled = torch.compile(lambda x, w, eps: F.rms_norm(x, (x.shape[-1],), w, eps), dynamic=False)
+        return "torch.compile", compiled
+    path, _, function = spec.partition(":")
+    if not path.endswith(".py") or not os.path.isfile(path):
+        raise SystemExit(f"torch_peer.py: --peer '{spec}': need eager, compiled or an existing FILE.py[:FUNCTION]")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    module_spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    function = function or "forward"
+    f = getattr(module, function, None)
+    if not callable(f):
+        raise SystemExit(f"torch_peer.py: --peer '{spec}': {path} has no function '{function}'")
+
+    def first(x, w, eps):
+        y = f(x, w, eps)
+        return y[0] if isinstance(y, tuple) else y
+
+    return getattr(f, "normcheck_capabilities", {}).get("name", function), first
+
+
+def bench_row(torch, a, m, n, dtype_name):
     dtype = getattr(torch, dtype_name)
     s = DTYPE_BYTES[dtype_name]
     row = {"m": m, "n": n, "dtype": dtype_name, "input_sets": 0, "workspace_bytes": None,
            "fwd_bytes": 2 * m * n * s, "fwd_bwd_bytes": 5 * m * n * s,
-           "path": "torch.nn.functional.rms_norm", "fwd_path": None, "bwd_path": None,
+           "path": a.peer_name, "fwd_path": None, "bwd_path": None,
            "spot_check": None, "spot_check_worst": None, "error": None}
     try:
         k = rotation_sets(m, n, s, a.l2_mb * 1e6)
@@ -162,7 +195,8 @@ def bench_row(torch, a, m, n, dtype_name):
 
         def fwd():
             x, w, _ = pick()
-            F.rms_norm(x, (n,), w, EPSILON)
+            with torch.no_grad():
+                a.peer(x, w, EPSILON)
 
         row["fwd_us"], row["fwd_us_min"], row["fwd_us_max"] = time_calls(torch, fwd, a.warmup, a.samples, a.calls)
 
@@ -171,7 +205,7 @@ def bench_row(torch, a, m, n, dtype_name):
 
         def fwd_bwd():
             x, w, dy = pick()
-            y = F.rms_norm(x, (n,), w, EPSILON)
+            y = a.peer(x, w, EPSILON)
             torch.autograd.grad(y, (x, w), dy)
 
         row["fwd_bwd_us"], row["fwd_bwd_us_min"], row["fwd_bwd_us_max"] = time_calls(
@@ -243,7 +277,10 @@ def run_peer(a):
         return 77
     dev = torch.cuda.current_device()
     props = torch.cuda.get_device_properties(dev)
-    print(f"torch_peer.py: {props.name}, torch {torch.__version__}; measuring the copy", file=sys.stderr)
+    a.peer_name, peer_function = load_peer(torch, a.peer)
+    a.name = a.name or a.peer_name
+    a.peer, a.peer_spec = peer_function, a.peer
+    print(f"torch_peer.py: {props.name}, torch {torch.__version__}, {a.peer_name}; measuring the copy", file=sys.stderr)
     copy_gbps, copy_us = copy_bandwidth(torch)
     cuda_driver = ""
     try:
@@ -264,18 +301,20 @@ def run_peer(a):
     l2 = getattr(props, "L2_cache_size", 0)
     report = {
         "schema": "normcheck-bench/1",
-        "tool": "torch",
+        "tool": a.name,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "device": {"name": props.name, "compute_capability": f"{props.major}.{props.minor}",
                    "sms": props.multi_processor_count, "l2_bytes": l2, "memory_bytes": props.total_memory},
         "driver": driver or None,
         "cuda_runtime": torch.version.cuda,
         "commit": a.commit or None,
-        "kernel": {"name": "torch.nn.functional.rms_norm", "backend": f"torch {torch.__version__}", "file": None},
+        "kernel": {"name": a.peer_name, "backend": f"torch {torch.__version__}",
+                   "file": a.peer_spec if ".py" in a.peer_spec else None},
         "protocol": {"warmup": a.warmup, "samples": a.samples, "calls": a.calls, "statistic": "median",
                      "epsilon": EPSILON, "l2_rotation_bytes": round(a.l2_mb * 1e6), "alloc_per_call": None,
                      "description": protocol_line(a),
-                     "timed_region_fwd": timed_region_fwd(), "timed_region_fwd_bwd": timed_region_fwd_bwd(),
+                     "timed_region_fwd": timed_region_fwd(a.peer_name),
+                     "timed_region_fwd_bwd": timed_region_fwd_bwd(a.peer_name),
                      "bytes_fwd": "2*M*N*s (read x, write y)",
                      "bytes_fwd_bwd": "5*M*N*s (fwd + read x, dy, write dx)"},
         "copy": {"bytes_per_copy": 2 * COPY_BYTES, "samples": COPY_SAMPLES, "median_us": round(copy_us, 3),
@@ -285,13 +324,13 @@ def run_peer(a):
     md = markdown(report)
     print(md, end="")
     os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "torch.json"), "w") as f:
+    stem = os.path.join(a.out, a.name)
+    with open(stem + ".json", "w") as f:
         json.dump(report, f, indent=2)
         f.write("\n")
-    with open(os.path.join(a.out, "torch.md"), "w") as f:
+    with open(stem + ".md", "w") as f:
         f.write(md)
-    print(f"torch_peer.py: wrote {os.path.join(a.out, 'torch.md')} and {os.path.join(a.out, 'torch.json')}",
-          file=sys.stderr)
+    print(f"torch_peer.py: wrote {stem}.md and {stem}.json", file=sys.stderr)
     return 0 if all(r["error"] is None for r in results) else 1
 
 
@@ -374,6 +413,8 @@ def merge(paths, out):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--merge", nargs="+", metavar="JSON", help="join these reports instead of timing")
+    ap.add_argument("--peer", default="eager", help="eager (default), compiled, or FILE.py[:FUNCTION]")
+    ap.add_argument("--name", default="", help="the report's name and file stem (default: the peer's)")
     ap.add_argument("--shapes", type=parse_shapes, default=parse_shapes(DEFAULT_SHAPES))
     ap.add_argument("--dtypes", type=parse_dtypes, default=parse_dtypes("fp32,fp16,bf16"))
     ap.add_argument("--warmup", type=int, default=20)

@@ -7,10 +7,14 @@
 #
 # It runs `check all` on the document's Triton kernel (seed_triton.py), the document's exercise
 # on its divide-by-BLOCK variant (the N = 257 replay must fail, N = 256 pass, check all fail),
-# and `check all` on torch.nn.functional.rms_norm (torch_rms_norm.py: forward only, and
-# :with_r for the autograd backward). Each run's output goes to OUT (default
-# reports/out/python-gpu); the last lines say, per run, the exit code expected and got.
-# NORMCHECK_PYTHON picks the interpreter (default python3), CASES the cases a property (200).
+# and the peer campaign: `check all` on each torch peer of torch_peers.py (eager, compiled,
+# composite; each `_with_r`, so the backward is tested too), every dtype pair the peer declares.
+# Each run's output goes to OUT (default reports/out/python-gpu), with its JSON report; the
+# last lines say, per run, the exit code expected and got. NORMCHECK_PYTHON picks the
+# interpreter (default python3), CASES the cases a property (200), PEERS the peers to run
+# (default "eager compiled composite"), PEER_EXPECT "peer=code ..." the exit codes expected of
+# them (default 0 each), ONLY "seed" or "peers" one half, RUN_LIMIT the seconds a run may take
+# (900; exit 124 past it).
 set -u
 build=${1:-build/cuda}
 normcheck=$build/bin/normcheck
@@ -31,7 +35,7 @@ run() {
   shift 2
   echo "=== $name: $*"
   start=$(date +%s)
-  "$@" >"$out/$name.log" 2>&1
+  timeout -k 5 "${RUN_LIMIT:-900}" "$@" >"$out/$name.log" 2>&1
   got=$?
   seconds=$(( $(date +%s) - start ))
   tail -25 "$out/$name.log"
@@ -41,15 +45,25 @@ run() {
 "
 }
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'cuda', torch.cuda.is_available())"
-run seed_triton_check_all 0 "$normcheck" check all --kernel $examples/seed_triton.py --cases "$cases" --case-dir "$out/cases"
-run seed_triton_replay_257 0 "$normcheck" replay $seed_cases/ones-257.case --kernel $examples/seed_triton.py
-run seed_triton_block_replay_257 1 "$normcheck" replay $seed_cases/ones-257.case --kernel $examples/seed_triton_block.py
-run seed_triton_block_replay_256 0 "$normcheck" replay $seed_cases/ones-256.case --kernel $examples/seed_triton_block.py
-run seed_triton_block_check_all 1 env NORMCHECK_SHRINK_SECONDS=10 "$normcheck" check all --kernel $examples/seed_triton_block.py \
-    --cases 100 --case-dir "$out/cases_block"
-run torch_rms_norm_check_all 0 "$normcheck" check all --kernel $examples/torch_rms_norm.py --cases "$cases" --case-dir "$out/cases_torch"
-run torch_rms_norm_with_r_check_all 0 "$normcheck" check all --kernel $examples/torch_rms_norm.py:with_r --cases "$cases" \
-    --case-dir "$out/cases_torch_with_r"
+if [ "${ONLY:-seed}" != peers ]; then
+  run seed_triton_check_all 0 "$normcheck" check all --kernel $examples/seed_triton.py --cases "$cases" --case-dir "$out/cases" \
+      --json "$out/seed_triton.json"
+  run seed_triton_replay_257 0 "$normcheck" replay $seed_cases/ones-257.case --kernel $examples/seed_triton.py
+  run seed_triton_block_replay_257 1 "$normcheck" replay $seed_cases/ones-257.case --kernel $examples/seed_triton_block.py
+  run seed_triton_block_replay_256 0 "$normcheck" replay $seed_cases/ones-256.case --kernel $examples/seed_triton_block.py
+  run seed_triton_block_check_all 1 env NORMCHECK_SHRINK_SECONDS=10 "$normcheck" check all --kernel $examples/seed_triton_block.py \
+      --cases 100 --case-dir "$out/cases_block"
+fi
+if [ "${ONLY:-peers}" != seed ]; then
+  for peer in ${PEERS:-eager compiled composite}; do
+    expected=0
+    for e in ${PEER_EXPECT:-}; do
+      [ "${e%%=*}" = "$peer" ] && expected=${e#*=}
+    done
+    run "peer_$peer" "$expected" "$normcheck" check all --kernel "$examples/torch_peers.py:${peer}_with_r" --cases "$cases" \
+        --case-dir "$out/cases_$peer" --json "$out/peer_$peer.json"
+  done
+fi
 echo
 echo "=== summary (logs in $out)"
 printf '%s' "$summary"

@@ -1,0 +1,52 @@
+#!/bin/sh
+# gpu_foreign.sh: the foreign-kernel verification in one device call, ON the GPU machine from
+# the repository root, over a carried build (harness/bench/carry.sh unpack first):
+#   1 ctest      the cuda tests: kernel_test_cuda, the seed design's cuda plugin and its
+#                divide-by-BLOCK variant, the device-fault plugin's isolation test, and the
+#                property campaign on the shipped cuda kernel (each property a test, isolated
+#                workers with a fresh CUDA context each)
+#   2 python     kernels/python/run_on_gpu.sh: the seed Triton kernel, its variant, the peers
+#   3 orders     (beside 1 and 2, niced, on the host's cores) the false-positive campaign of
+#                kernels/examples/false_positive_campaign.sh for ORDERS
+# Logs under OUT (default gpu-foreign). Environment: BUILD (build/cuda), CTEST_LIMIT (240),
+# CASES and RUN_LIMIT for run_on_gpu.sh (60, 150), PEERS, PEER_EXPECT, ONLY (run_on_gpu.sh's),
+# ORDERS (none by default), ORDER_CASES, ORDER_SHARDS, ORDER_SEED, ORDER_LIMIT (6200, 8, 501, 480).
+set -u
+OUT=$(realpath -m "${OUT:-gpu-foreign}")
+BUILD=${BUILD:-build/cuda}
+mkdir -p "$OUT"
+status=0
+{
+  echo "gpu_foreign: $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
+  nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total --format=csv 2>&1
+  nproc
+} | tee "$OUT/environment.log"
+
+orders_pid=""
+if [ -n "${ORDERS:-}" ]; then
+  # shellcheck disable=SC2086  # ORDERS is a list
+  nice -n 19 env CASES="${ORDER_CASES:-6200}" SHARDS="${ORDER_SHARDS:-8}" SEED="${ORDER_SEED:-501}" OUT="$OUT/orders" \
+    timeout -k 5 "${ORDER_LIMIT:-480}" sh kernels/examples/false_positive_campaign.sh "$BUILD" $ORDERS \
+    >"$OUT/orders.log" 2>&1 &
+  orders_pid=$!
+fi
+
+echo "=== ctest"
+timeout -k 10 "${CTEST_LIMIT:-240}" ctest --test-dir "$BUILD" -j4 --output-on-failure --timeout 200 \
+  -R "kernel_test_cuda|seed_design_cuda|isolation.device_fault|property_cuda" >"$OUT/ctest.log" 2>&1 || status=1
+# a gpu test that exits 77 (Skipped) saw no device: here that is a failure
+grep -q "(Skipped)" "$OUT/ctest.log" && status=1
+tail -30 "$OUT/ctest.log"
+
+echo "=== python"
+OUT="$OUT/python" CASES="${CASES:-60}" RUN_LIMIT="${RUN_LIMIT:-150}" sh kernels/python/run_on_gpu.sh "$BUILD" \
+  >"$OUT/python.log" 2>&1 || status=1
+tail -20 "$OUT/python.log"
+
+if [ -n "$orders_pid" ]; then
+  wait "$orders_pid" || status=1
+  echo "=== orders"
+  cat "$OUT/orders.log"
+fi
+echo "gpu_foreign: exit $status"
+exit $status
