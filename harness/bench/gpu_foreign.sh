@@ -1,14 +1,16 @@
 #!/bin/sh
 # gpu_foreign.sh: the foreign-kernel verification in one device call, ON the GPU machine from
 # the repository root, over a carried build (harness/bench/carry.sh unpack first):
+# Steps 1, 1b and 2 run side by side on the one device.
 #   1 ctest      the cuda tests: kernel_test_cuda, the seed design's cuda plugin and its
-#                divide-by-BLOCK variant, the device-fault plugin's isolation test, and the
-#                property campaign on the shipped cuda kernel (each property a test, isolated
-#                workers with a fresh CUDA context each)
+#                divide-by-BLOCK variant, the device-fault plugin's isolation test
+#   1b check     `normcheck check all --backend cuda`: the property campaign on the shipped
+#                cuda kernel, each property in an isolated worker with a CUDA context of its own
 #   2 python     kernels/python/run_on_gpu.sh: the seed Triton kernel, its variant, the peers
 #   3 orders     (beside 1 and 2, niced, on the host's cores) the false-positive campaign of
 #                kernels/examples/false_positive_campaign.sh for ORDERS
 # Logs under OUT (default gpu-foreign). Environment: BUILD (build/cuda), CTEST_LIMIT (240),
+# CHECK_CASES and CHECK_LIMIT for 1b (200, 150),
 # CASES and RUN_LIMIT for run_on_gpu.sh (60, 150), PEERS, PEER_EXPECT, ONLY (run_on_gpu.sh's),
 # ORDERS (none by default), ORDER_CASES, ORDER_SHARDS, ORDER_SEED, ORDER_LIMIT (6200, 8, 501, 480).
 set -u
@@ -31,16 +33,33 @@ if [ -n "${ORDERS:-}" ]; then
   orders_pid=$!
 fi
 
+# the GPU streams run side by side (one device, 16 host cores): the cuda tests then the cuda
+# campaign, and the Python kernels
+(
+  timeout -k 10 "${CTEST_LIMIT:-240}" ctest --test-dir "$BUILD" -j4 --output-on-failure --timeout 200 \
+    -R "kernel_test_cuda|seed_design_cuda|isolation.device_fault" >"$OUT/ctest.log" 2>&1 || exit 1
+  # a gpu test that exits 77 (Skipped) saw no device: here that is a failure
+  ! grep -q "(Skipped)" "$OUT/ctest.log"
+) &
+ctest_pid=$!
+(
+  timeout -k 10 "${CHECK_LIMIT:-150}" "$BUILD/bin/normcheck" check all --backend cuda --cases "${CHECK_CASES:-200}" \
+    --case-dir "$OUT/cases_cuda" --json "$OUT/check-cuda.json" >"$OUT/check-cuda.log" 2>&1
+) &
+check_pid=$!
+(
+  OUT="$OUT/python" CASES="${CASES:-60}" RUN_LIMIT="${RUN_LIMIT:-150}" sh kernels/python/run_on_gpu.sh "$BUILD" \
+    >"$OUT/python.log" 2>&1
+) &
+python_pid=$!
+wait "$ctest_pid" || status=1
 echo "=== ctest"
-timeout -k 10 "${CTEST_LIMIT:-240}" ctest --test-dir "$BUILD" -j4 --output-on-failure --timeout 200 \
-  -R "kernel_test_cuda|seed_design_cuda|isolation.device_fault|property_cuda" >"$OUT/ctest.log" 2>&1 || status=1
-# a gpu test that exits 77 (Skipped) saw no device: here that is a failure
-grep -q "(Skipped)" "$OUT/ctest.log" && status=1
 tail -30 "$OUT/ctest.log"
-
+wait "$check_pid" || status=1
+echo "=== check all on cuda"
+tail -25 "$OUT/check-cuda.log"
+wait "$python_pid" || status=1
 echo "=== python"
-OUT="$OUT/python" CASES="${CASES:-60}" RUN_LIMIT="${RUN_LIMIT:-150}" sh kernels/python/run_on_gpu.sh "$BUILD" \
-  >"$OUT/python.log" 2>&1 || status=1
 tail -20 "$OUT/python.log"
 
 if [ -n "$orders_pid" ]; then
