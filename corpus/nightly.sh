@@ -15,7 +15,7 @@
 #   --budget   fuzzing seconds per target (default 600)
 #   --jobs     libFuzzer -fork jobs, i.e. cores (default: all)
 #   --build    the fuzz preset's build folder (default build/fuzz); --no-build uses it as it is
-#   --plugin   fuzz this kernel plugin instead of the shipped simt one (NORMCHECK_FUZZ_PLUGIN)
+#   --plugin   fuzz this kernel plugin instead of the shipped simt one (NORMCHECK_KERNEL)
 #   --cuda     replay the corpora on the cuda backend: auto (when nvidia-smi sees a GPU), yes, no
 #   --cuda-build  the cuda preset's build folder (default build/cuda)
 #   --cuda-only   no fuzzing: replay the corpora on the cuda backend and write the report
@@ -66,7 +66,7 @@ for t in $targets; do
 done
 root=$PWD
 abs() { case "$1" in /*) echo "$1" ;; *) echo "$root/$1" ;; esac; }
-if [ -n "$plugin" ]; then export NORMCHECK_FUZZ_PLUGIN=$(abs "$plugin"); fi
+if [ -n "$plugin" ]; then export NORMCHECK_KERNEL=$(abs "$plugin"); fi
 # UBSan findings are crashes, as OSS-Fuzz makes them
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
@@ -182,7 +182,7 @@ for t in $targets; do
       echo "# found by corpus/nightly.sh on $date_stamp ($kind), $note"
       echo "# signature: $signature"
       echo "# reproduce: $build/bin/${t}_replay $pending/$name"; } >"$pending/$name.case"
-    reproduce="${plugin:+NORMCHECK_FUZZ_PLUGIN=$plugin }$build/bin/${t}_replay $pending/$name"
+    reproduce="${plugin:+NORMCHECK_KERNEL=$plugin }$build/bin/${t}_replay $pending/$name"
     log "$t: $kind -> $pending/$name: $signature"
     crashes_json+=("{\"kind\": $(json_string "$kind"), \"file\": $(json_string "$pending/$name"), \"bytes\": $(stat -c %s "$min"), \"signature\": $(json_string "$signature"), \"reproduce\": $(json_string "$reproduce")}")
     crash_md+=("| $t | $kind | \`$pending/$name\` ($(stat -c %s "$min") bytes) | $(sed 's/|/\\|/g' <<<"$signature") | \`$reproduce\` |")
@@ -207,7 +207,7 @@ if [ "$cuda" = yes ] || { [ "$cuda" = auto ] && command -v nvidia-smi >/dev/null
   for t in $targets; do
     gpu_log=$work/$t/cuda-replay.log
     set +e
-    NORMCHECK_FUZZ_BACKEND=cuda "$cuda_build/bin/${t}_replay" corpus/$t corpus/regressions/$t >"$gpu_log" 2>&1
+    NORMCHECK_BACKEND=cuda "$cuda_build/bin/${t}_replay" corpus/$t corpus/regressions/$t >"$gpu_log" 2>&1
     rc=$?
     set -e
     line=$(grep -m 1 '^replayed ' "$gpu_log" || tail -n 1 "$gpu_log")

@@ -27,7 +27,7 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=corpus/brok
   echo
   echo "## 1. fuzzing from an empty corpus until the first crash"
   start=$(date +%s)
-  NORMCHECK_FUZZ_PLUGIN=$broken "$build/bin/contract_fuzzer" -seed=1 -max_total_time=900 -timeout=10 \
+  NORMCHECK_KERNEL=$broken "$build/bin/contract_fuzzer" -seed=1 -max_total_time=900 -timeout=10 \
     -dict=corpus/fuzzers/contract_fuzzer.dict -artifact_prefix="$work/" -print_final_stats=1 "$work/corpus" 2>&1 |
     grep -v -E 'NEW_FUNC|^#[0-9]+\s+(NEW|REDUCE)' || true
   echo "(found after $(( $(date +%s) - start )) s)"
@@ -35,12 +35,12 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=corpus/brok
   [ -n "$crash" ] || { echo "NO CRASH FOUND"; exit 1; }
   echo
   echo "## 2. minimizing $crash ($(stat -c %s "$crash") bytes)"
-  NORMCHECK_FUZZ_PLUGIN=$broken "$build/bin/contract_fuzzer" -minimize_crash=1 -runs=20000 -max_total_time=120 \
+  NORMCHECK_KERNEL=$broken "$build/bin/contract_fuzzer" -minimize_crash=1 -runs=20000 -max_total_time=120 \
     -timeout=10 -exact_artifact_path="$work/minimized" "$crash" 2>&1 | grep -E '^CRASH_MIN|VIOLATION|^  ' | tail -n 12 || true
   echo "minimized: $(stat -c %s "$work/minimized") bytes: $(od -An -tx1 -v "$work/minimized" | tr -d ' \n')"
   echo
   echo "## 3. replaying the minimized input on the broken plugin (no libFuzzer)"
-  NORMCHECK_FUZZ_PLUGIN=$broken NORMCHECK_FUZZ_CASE_OUT=$work/minimized.case \
+  NORMCHECK_KERNEL=$broken NORMCHECK_FUZZ_CASE_OUT=$work/minimized.case \
     "$build/bin/contract_fuzzer_replay" "$work/minimized" 2>&1 | grep -v '^    #' || true
   echo
   echo "## 4. its case file"

@@ -8,6 +8,8 @@
 #include <iostream>
 #include <sstream>
 
+#include "normcheck/environment.hpp"
+
 #if NORMCHECK_FUZZ_HAVE_HARNESS
 #include "normcheck/harness/case_file.hpp"
 #endif
@@ -38,8 +40,8 @@ const kernel& plugin() {
   static const kernel k = [] {
     // one OS thread for the simt blocks: deterministic, and cheapest for small calls
     setenv("NORMCHECK_SIMT_THREADS", "1", 0);
-    if (const char* path = env("NORMCHECK_FUZZ_PLUGIN")) return kernel::load(path);
-    const std::string backend = env("NORMCHECK_FUZZ_BACKEND") ? env("NORMCHECK_FUZZ_BACKEND") : "simt";
+    if (const auto spec = environment_value("NORMCHECK_KERNEL")) return kernel::load(*spec);
+    const std::string backend = environment_value("NORMCHECK_BACKEND").value_or("simt");
     // a build tree keeps plugins in ../lib; OSS-Fuzz's $OUT holds them in lib/ beside the binary
     namespace fs = std::filesystem;
     std::error_code ec;

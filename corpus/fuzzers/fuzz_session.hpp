@@ -14,8 +14,9 @@
 
 namespace nc::fuzz {
 
-/// The plugin under test, loaded once: $NORMCHECK_FUZZ_PLUGIN (a path) if set, else the
-/// shipped plugin of $NORMCHECK_FUZZ_BACKEND (simt when unset), from the build tree's lib/
+/// The plugin under test, loaded once: $NORMCHECK_KERNEL (a path) if set, else the shipped
+/// plugin of $NORMCHECK_BACKEND (simt when unset; normcheck/environment.hpp, whose deprecated
+/// aliases NORMCHECK_FUZZ_PLUGIN and NORMCHECK_FUZZ_BACKEND still work), from the build tree's lib/
 /// ($NORMCHECK_PLUGIN_DIR) or from lib/ beside the binary (OSS-Fuzz). For the simt backend the
 /// blocks run on the calling thread unless NORMCHECK_SIMT_THREADS says otherwise.
 const kernel& plugin();

@@ -1,21 +1,17 @@
-// normcheck: the command line.
+// normcheck: the command line. Every verb is in every build and answers --help; the verbs,
+// their synopses and their help live in one table (verbs, below), which `normcheck help` prints.
 //
-//   normcheck run    [--backend auto|cuda|simt] [--kernel PATH] [--seed S] [--scale X]
-//                    [--report FILE] [--case-dir DIR]
-//   normcheck check  forward|backward|gamma|all [--backend …] [--kernel PATH] [--cases N]
-//                    [--seed S] [--case-dir DIR] [--property NAME] [--json FILE]
-//   normcheck replay FILE [--backend …] [--kernel PATH]
-//   normcheck bench  …            (the benchmark, in builds with the cuda backend)
+//   normcheck run | check | replay | gradcheck | fuzz | mutants | exercise | train | bench
 //
-// Exit codes: 0 every property passed, 1 a property failed, 2 a mutant survived (the mutation
-// campaign's), 64 a usage error, 70 the harness could not do its job (a plugin that does not
-// load, an unreadable case file), 77 the backend asked for has no device.
+// Exit codes: normcheck/harness/exit_code.hpp (0 pass, 1 property failure, 2 survived mutant,
+// 64 usage, 70 harness error, 77 skipped). Environment: normcheck/environment.hpp.
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <limits>
-#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -29,11 +25,14 @@
 #include <string>
 #include <vector>
 
+#include "normcheck/environment.hpp"
 #include "normcheck/harness/campaign.hpp"
 #include "normcheck/harness/case_file.hpp"
+#include "normcheck/harness/exit_code.hpp"
 #include "normcheck/harness/failure.hpp"
 #include "normcheck/harness/report.hpp"
 #include "normcheck/harness/worker.hpp"
+#include "normcheck/oracles/gradcheck.hpp"
 
 #include "mutants.hpp"
 #include "normcheck/train/train.hpp"
@@ -47,31 +46,9 @@ namespace {
 
 using namespace nc::harness;
 
-enum exit_code { pass = 0, property_failed = 1, mutant_survived = 2, usage = 64, harness_error = 70, no_device = 77 };
-
-const char* usage_text =
-    "usage:\n"
-    "  normcheck run    [--backend auto|cuda|simt] [--kernel PATH] [--seed S] [--scale X]\n"
-    "                   [--report FILE] [--case-dir DIR] [--epsilon E] [--mutant-cases N]\n"
-    "                   [--mutant-jobs N] [--mutant-budget S]\n"
-    "                   (the property campaign, then the mutation campaign on the shipped kernels)\n"
-    "  normcheck check  forward|backward|gamma|all [--backend auto|cuda|simt] [--kernel PATH]\n"
-    "                   [--cases N] [--seed S] [--case-dir DIR] [--property NAME] [--json FILE]\n"
-    "                   [--epsilon E]   (every case with this epsilon: a kernel with one built in)\n"
-    "  --kernel PATH defaults to $NORMCHECK_KERNEL when set; cases are drawn inside the capabilities\n"
-    "  the plugin declares (abi.h), and the summary lists what was not exercised\n"
-    "  normcheck replay FILE [--backend auto|cuda|simt] [--kernel PATH]\n"
-    "  normcheck mutants [--backend simt|cuda] [--only ID] [--budget S] [--cases N] [--seed S] [--out DIR]\n"
-    "  normcheck exercise   (the document's divide-by-BLOCK exercise at N = 257 and 256)\n"
-    "  normcheck train  [--kernel PATH | --backend B] [--dtype fp32|fp16|bf16] [--steps 100] [--batch 32]\n"
-    "                   [--hidden 257] [--seed S] [--out DIR]   (the document's training integration)\n"
-#ifdef NORMCHECK_CLI_BENCH
-    "  normcheck bench  [options]   (normcheck bench --help)\n"
-#endif
-    "exit codes: 0 pass, 1 property failure, 2 survived mutant, 64 usage error, 70 harness error, 77 no device\n"
-    "kernel calls run in a worker process under a watchdog (a crash, exit() or hang is a failure of the\n"
-    "property); NORMCHECK_CALL_TIMEOUT=S bounds a case (default 60 s), NORMCHECK_ISOLATION=off runs them\n"
-    "in-process for debugging\n";
+// the statuses of normcheck/harness/exit_code.hpp under short names
+constexpr int pass = nc::exit_pass, property_failed = nc::exit_property_failed, usage = nc::exit_usage,
+              harness_error = nc::exit_harness_error, skipped = nc::exit_skipped;
 
 struct usage_error : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -109,20 +86,28 @@ void check_writable_file(const std::string& option, const std::string& file) {
   check_writable_folder(option + " (its folder)", path.parent_path().string());
 }
 
-// --name value options, each allowed once, only those a command takes
+// the options of one verb: --name value options, each allowed once, and --name flags, only
+// those the verb takes (the one option parser of the verbs this file implements)
 struct options_map {
   std::map<std::string, std::string> values;
+  std::vector<std::string> flags_set;
   std::vector<std::string> positional;
 
-  options_map(int argc, char** argv, int first, const std::vector<std::string>& allowed) {
+  options_map(int argc, char** argv, int first, const std::vector<std::string>& allowed,
+              const std::vector<std::string>& flags = {}) {
     for (int i = first; i < argc; ++i) {
       const std::string a = argv[i];
       if (a.rfind("--", 0) != 0) {
         positional.push_back(a);
         continue;
       }
-      bool known = false;
+      bool known = false, flag = false;
       for (const std::string& name : allowed) known |= a == "--" + name;
+      for (const std::string& name : flags) flag |= a == "--" + name;
+      if (flag) {
+        flags_set.push_back(a.substr(2));
+        continue;
+      }
       if (!known) throw usage_error("unknown option '" + a + "' for this command");
       if (i + 1 >= argc) throw usage_error("option '" + a + "' needs a value");
       if (!values.emplace(a.substr(2), argv[++i]).second) throw usage_error("option '" + a + "' given twice");
@@ -133,17 +118,25 @@ struct options_map {
     const auto it = values.find(name);
     return it == values.end() ? std::nullopt : std::optional(it->second);
   }
+  bool has(const std::string& flag) const {
+    return std::find(flags_set.begin(), flags_set.end(), flag) != flags_set.end();
+  }
 };
 
-std::uint64_t parse_unsigned(const std::string& option, const std::string& text, bool positive) {
+// an integer option in [least, most]; anything else is a usage error naming the value and the range
+std::uint64_t parse_integer(const std::string& option, const std::string& text, std::uint64_t least,
+                            std::uint64_t most, const std::string& range) {
   char* end = nullptr;
   errno = 0;
   const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
   if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])) || *end != '\0' || errno == ERANGE ||
-      (positive && v == 0) || (positive && v > std::uint64_t(std::numeric_limits<std::int64_t>::max())))
-    throw usage_error("--" + option + " '" + text + "': must be a " + (positive ? "positive" : "non-negative") +
-                      " integer");
+      v < least || v > most)
+    throw usage_error("--" + option + " '" + text + "': must be an integer in " + range);
   return v;
+}
+
+std::uint64_t parse_seed(const std::string& text) {
+  return parse_integer("seed", text, 0, std::numeric_limits<std::uint64_t>::max(), "[0, 2^64 - 1]");
 }
 
 // --epsilon: a float that is finite and >= 0, written exactly as the kernel will see it
@@ -165,13 +158,13 @@ double parse_scale(const std::string& text) {
 
 // the kernel: --kernel PATH, else the shipped plugin of --backend (auto by default)
 nc::kernel choose_kernel(const options_map& o, const std::string& fallback_backend = "auto") {
-  const std::string backend = o.get("backend").value_or(fallback_backend);
+  const std::string backend =
+      o.get("backend").value_or(nc::environment_value("NORMCHECK_BACKEND").value_or(fallback_backend));
   if (backend != "auto" && backend != "cuda" && backend != "simt")
-    throw usage_error("--backend '" + backend + "': must be auto, cuda or simt");
+    throw usage_error("--backend '" + backend + "' (or NORMCHECK_BACKEND): must be auto, cuda or simt");
   // --kernel, else NORMCHECK_KERNEL (unless --backend asks for a shipped plugin)
   std::optional<std::string> path = o.get("kernel");
-  const char* from_environment = std::getenv("NORMCHECK_KERNEL");
-  if (!path && !o.get("backend") && from_environment && *from_environment) path = from_environment;
+  if (!path && !o.get("backend")) path = nc::environment_value("NORMCHECK_KERNEL");
   if (path) {
     if (o.get("backend") && o.get("kernel"))
       throw usage_error("--kernel and --backend exclude each other: a plugin has its backend");
@@ -189,20 +182,20 @@ nc::kernel choose_kernel(const options_map& o, const std::string& fallback_backe
   return k;
 }
 
-// one line of progress on a terminal, refreshed at most five times a second
+// one line of progress on a terminal, refreshed at most five times a second: the property, its
+// cases, its rate and whether it has failed (a failing property shrinks its counterexample)
 class progress_display {
  public:
   progress_display() : tty_(isatty(STDERR_FILENO) != 0) {}
 
-  void operator()(const progress& p, std::size_t index, std::size_t count, std::int64_t failures) {
+  void operator()(const progress& p, std::size_t index, std::size_t count) {
     const auto now = std::chrono::steady_clock::now();
     if (now - last_ < std::chrono::milliseconds(tty_ ? 200 : 30000) && p.cases_done < p.cases_planned) return;
     last_ = now;
-    std::fprintf(stderr, "%s[%zu/%zu] %-52s %6lld/%lld cases  %7.1f cases/s  %lld failure(s)%s%s", tty_ ? "\r" : "",
-                 index + 1, count, p.p->name.c_str(), static_cast<long long>(p.cases_done),
-                 static_cast<long long>(p.cases_planned), p.seconds > 0 ? double(p.cases_done) / p.seconds : 0.0,
-                 static_cast<long long>(failures),
-                 p.shrinks > 0 ? ("  shrinking: " + std::to_string(p.shrinks) + " steps").c_str() : "",
+    std::fprintf(stderr, "%s[%zu/%zu] %-52s %6lld/%lld cases  %7.1f cases/s%s%s", tty_ ? "\r" : "", index + 1, count,
+                 p.p->name.c_str(), static_cast<long long>(p.cases_done), static_cast<long long>(p.cases_planned),
+                 p.seconds > 0 ? double(p.cases_done) / p.seconds : 0.0,
+                 p.shrinks > 0 ? ("  FAILED, shrinking: " + std::to_string(p.shrinks) + " steps").c_str() : "",
                  tty_ ? "\033[K" : "\n");
   }
 
@@ -215,13 +208,42 @@ class progress_display {
   std::chrono::steady_clock::time_point last_{};
 };
 
+// the path of this program, for reproduce lines a shell can paste (normcheck is rarely on PATH)
+std::string program_path() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("normcheck") : self.string();
+}
+
+// a path as an absolute one, so a reproduce line works from any folder
+std::string absolute_path(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path a = std::filesystem::absolute(path, ec);
+  return ec ? path : a.lexically_normal().string();
+}
+
+// a kernel spec with its file absolute: a plugin path, FILE.py[:FUNCTION]; python:MODULE:FUNCTION
+// names no file and stays as it is
+std::string absolute_kernel_spec(const std::string& spec) {
+  if (spec.rfind("python:", 0) == 0) return spec;
+  const std::size_t py = spec.find(".py:");
+  if (py != std::string::npos) return absolute_path(spec.substr(0, py + 3)) + spec.substr(py + 3);
+  return absolute_path(spec);
+}
+
+struct campaign_output {
+  std::optional<std::string> report_path;  ///< the JSON report, when one is asked for
+  bool verbose = false;                    ///< every distribution table, not only a failing property's
+};
+
 int run_campaign(const std::string& command, const std::vector<const property*>& selected, const nc::kernel& k,
-                 campaign_options options, const std::optional<std::string>& report_path, bool show_distributions) {
+                 campaign_options options, const campaign_output& output) {
+  const std::optional<std::string>& report_path = output.report_path;
   check_writable_folder("--case-dir", options.case_dir);
   if (report_path) check_writable_file(command == "run" ? "--report" : "--json", *report_path);
   if (!available_isolated(k, isolation)) {
     std::fprintf(stderr, "normcheck: no device for the %s backend\n", k.backend().c_str());
-    return no_device;
+    return skipped;
   }
   campaign_report report;
   report.command = command;
@@ -235,34 +257,42 @@ int run_campaign(const std::string& command, const std::vector<const property*>&
   report.capabilities = domain.describe();
   report.not_served = domain.not_served();
   if (!domain.full()) std::printf("capabilities: %s\n", report.capabilities.c_str());
+  // the plan counts the properties that will run: one the kernel cannot serve is skipped
   std::int64_t total_planned = 0;
-  for (const property* p : selected) total_planned += planned_cases(*p, options);
-  std::printf("seed: %llu (--seed %llu reruns these cases); %zu properties, %lld cases\n",
+  std::size_t runnable = 0;
+  for (const property* p : selected)
+    if (skip_reason(*p, k, options).empty()) total_planned += planned_cases(*p, options), ++runnable;
+  std::printf("seed: %llu (--seed %llu reruns these cases); %zu properties (%zu skipped on this kernel), %lld cases\n",
               static_cast<unsigned long long>(options.seed), static_cast<unsigned long long>(options.seed),
-              selected.size(), static_cast<long long>(total_planned));
+              runnable, selected.size() - runnable, static_cast<long long>(total_planned));
   std::fflush(stdout);
 
+  // what a reproduce line repeats besides --property, --kernel and --seed
+  std::string repeat;
+  if (options.epsilon) repeat += " --epsilon " + std::to_string(*options.epsilon);
+  if (options.cases > 0) repeat += " --cases " + std::to_string(options.cases);
   progress_display display;
-  std::int64_t failures = 0;
   const auto start = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < selected.size(); ++i) {
-    options.on_progress = [&](const progress& p) { display(p, i, selected.size(), failures); };
+    options.on_progress = [&](const progress& p) { display(p, i, selected.size()); };
     property_result r = run_property_isolated(*selected[i], k, options, isolation);
     display.done();
-    failures += r.failed;
     if (r.failed) {
       std::printf("\nFAIL %s after %lld cases\n%s\ncounterexample (after %lld shrinks):\n%s", r.name.c_str(),
                   static_cast<long long>(r.cases), r.failure.c_str(), static_cast<long long>(r.shrinks),
                   r.counterexample.c_str());
-      std::printf("reproduce: %s%snormcheck check all --property %s --kernel %s --seed %llu\n", r.reproduce.c_str(),
-                  r.reproduce.empty() ? "" : " ", r.name.c_str(), k.path().c_str(),
-                  static_cast<unsigned long long>(options.seed));
-      if (!r.case_file.empty()) std::printf("replay:    normcheck replay %s\n", r.case_file.c_str());
+      std::printf("reproduce: %s%s%s check all --property %s --kernel %s --seed %llu%s\n", r.reproduce.c_str(),
+                  r.reproduce.empty() ? "" : " ", program_path().c_str(), r.name.c_str(),
+                  absolute_kernel_spec(k.path()).c_str(), static_cast<unsigned long long>(options.seed),
+                  repeat.c_str());
+      if (!r.case_file.empty())
+        std::printf("replay:    %s replay %s\n", program_path().c_str(), absolute_path(r.case_file).c_str());
       if (!r.case_file_error.empty())
         std::printf("the case file could NOT be written (%s); the case in full:\n%s", r.case_file_error.c_str(),
                     r.unsaved_case.c_str());
     }
-    if (!r.failed && (show_distributions || r.distribution_short))
+    // quiet by default: a distribution table where something is wrong with it, or with --verbose
+    if (output.verbose || r.failed || r.distribution_short)
       std::printf("\ndistribution of %s:\n%s", r.name.c_str(), format_distribution(r).c_str());
     std::fflush(stdout);
     report.properties.push_back(std::move(r));
@@ -279,20 +309,27 @@ int run_campaign(const std::string& command, const std::vector<const property*>&
   }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("\n%s", format_summary(report).c_str());
+  const int verdict = report.passed() ? pass : property_failed;
   if (report_path) {
+    // a report that cannot be written is a harness error, but never hides a property's failure
+    std::error_code ec;
     const std::filesystem::path path(*report_path);
-    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
     std::ofstream out(path);
     out << to_json(report);
-    if (!out) throw std::runtime_error("cannot write the report '" + *report_path + "'");
+    if (!out.flush()) {
+      std::fprintf(stderr, "normcheck: cannot write the report '%s'%s\n", report_path->c_str(),
+                   verdict == pass ? "" : " (the exit status is the property failure's)");
+      return verdict == pass ? harness_error : verdict;
+    }
     std::printf("report: %s\n", report_path->c_str());
   }
-  return report.passed() ? pass : property_failed;
+  return verdict;
 }
 
 campaign_options options_of(const options_map& o) {
   campaign_options options;
-  options.seed = o.get("seed") ? parse_unsigned("seed", *o.get("seed"), false) : seed_from_environment();
+  options.seed = o.get("seed") ? parse_seed(*o.get("seed")) : seed_from_environment();
   options.scale = case_scale_from_environment();
   options.shrink_seconds = shrink_seconds_from_environment();
   options.case_dir = o.get("case-dir").value_or(default_case_dir());
@@ -301,15 +338,18 @@ campaign_options options_of(const options_map& o) {
 }
 
 int command_run(int argc, char** argv) {
-  const options_map o(argc, argv, 2, {"backend", "kernel", "seed", "scale", "report", "case-dir", "epsilon",
-                                      "mutant-cases", "mutant-jobs", "mutant-budget"});
+  const options_map o(argc, argv, 2,
+                      {"backend", "kernel", "seed", "scale", "report", "case-dir", "epsilon", "mutant-cases",
+                       "mutant-jobs", "mutant-budget"},
+                      {"verbose"});
   if (!o.positional.empty()) throw usage_error("run takes no argument '" + o.positional[0] + "'");
   campaign_options options = options_of(o);
   if (auto scale = o.get("scale")) options.scale = parse_scale(*scale);
   const nc::kernel k = choose_kernel(o);
   std::vector<const property*> all;
   for (const property& p : all_properties()) all.push_back(&p);
-  const int properties = run_campaign("run", all, k, options, o.get("report").value_or(default_report_path()), false);
+  const int properties =
+      run_campaign("run", all, k, options, {o.get("report").value_or(default_report_path()), o.has("verbose")});
   // the mutation campaign seeds bugs into the shipped kernels: it says nothing about a
   // user's --kernel, and a suite that fails its own baseline has nothing to measure
   if (o.get("kernel") || properties != pass) return properties;
@@ -325,8 +365,8 @@ int command_run(int argc, char** argv) {
 }
 
 int command_check(int argc, char** argv) {
-  const options_map o(argc, argv, 2,
-                      {"backend", "kernel", "cases", "seed", "case-dir", "property", "json", "epsilon"});
+  const options_map o(argc, argv, 2, {"backend", "kernel", "cases", "seed", "case-dir", "property", "json", "epsilon"},
+                      {"verbose"});
   if (o.positional.size() != 1) throw usage_error("check takes one group: forward, backward, gamma or all");
   const std::string group = o.positional[0];
   if (group != "forward" && group != "backward" && group != "gamma" && group != "all")
@@ -334,11 +374,8 @@ int command_check(int argc, char** argv) {
   const auto only = o.get("property");
   if (only && find_property(*only) == nullptr) throw usage_error("--property '" + *only + "': no property has that name");
   campaign_options options = options_of(o);
-  if (auto cases = o.get("cases")) {
-    options.cases = std::int64_t(parse_unsigned("cases", *cases, true));
-    if (options.cases > std::numeric_limits<int>::max())
-      throw usage_error("--cases '" + *cases + "': must be at most " + std::to_string(std::numeric_limits<int>::max()));
-  }
+  if (auto cases = o.get("cases"))
+    options.cases = std::int64_t(parse_integer("cases", *cases, 1, std::numeric_limits<int>::max(), "[1, 2147483647]"));
   std::vector<const property*> selected;
   for (const property& p : all_properties())
     for (const std::string& g : p.groups)
@@ -348,7 +385,7 @@ int command_check(int argc, char** argv) {
       }
   if (selected.empty()) throw usage_error("--property '" + *only + "' is not in the group '" + group + "'");
   const nc::kernel k = choose_kernel(o);
-  return run_campaign("check " + group, selected, k, options, o.get("json"), true);
+  return run_campaign("check " + group, selected, k, options, {o.get("json"), o.has("verbose")});
 }
 
 // runs <origin>_replay (built beside normcheck) on a fuzz regression's raw input: its exit status
@@ -416,7 +453,7 @@ int command_replay(int argc, char** argv) {
   else k = choose_kernel(o, meta("backend").empty() ? "auto" : meta("backend"));
   if (!available_isolated(*k, isolation)) {
     std::fprintf(stderr, "normcheck: no device for the %s backend\n", k->backend().c_str());
-    return no_device;
+    return skipped;
   }
   std::printf("case: %s\nproperty: %s\nkernel: %s (%s) from %s\n", describe(file.value).c_str(), p->name.c_str(),
               k->name().c_str(), k->backend().c_str(), k->path().c_str());
@@ -462,32 +499,214 @@ int command_replay(int argc, char** argv) {
 // the training integration lives in harness/train (normcheck::train), which parses its own options
 int command_train(int argc, char** argv) { return nc::train::run_main(argc - 1, argv + 1); }
 
+// the finite-difference gradcheck of oracles/: the analytic backwards of the exact oracle and of
+// the document's reference against central differences of the exact forward at 50 digits, then
+// the negative controls, each wrong formula of the document's list, which it must catch
+int command_gradcheck(int argc, char** argv) {
+  const options_map o(argc, argv, 2, {"seed"}, {"verbose"});
+  if (!o.positional.empty()) throw usage_error("gradcheck takes no argument '" + o.positional[0] + "'");
+  namespace oracle = nc::oracle;
+  const std::uint64_t seed = o.get("seed") ? parse_seed(*o.get("seed")) : seed_from_environment();
+  const std::vector<oracle::gradcheck_case> cases = oracle::gradcheck_cases(seed);
+  std::printf("seed: %llu (--seed %llu reruns these cases); %zu cases; a correct backward agrees to %g, a wrong one "
+              "must miss by more than %g\n",
+              static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed), cases.size(),
+              oracle::gradcheck_tolerance, oracle::gradcheck_caught);
+  struct formula {
+    const char* name;
+    oracle::backward_formula f;
+    bool correct;
+  };
+  const std::vector<formula> formulas = {
+      {"the exact oracle's backward", oracle::exact_backward_formula(), true},
+      {"the reference's manual backward", oracle::reference_backward_formula(), true},
+      {"wrong: r^2 in place of r^3", oracle::mistaken_backward_formula({.r_squared = true}), false},
+      {"wrong: mean(u*x) over BLOCK, not N", oracle::mistaken_backward_formula({.mean_over_block = true}), false},
+      {"wrong: dgamma averaged over rows", oracle::mistaken_backward_formula({.dgamma_averaged = true}), false},
+      {"wrong: epsilon dropped from r", oracle::mistaken_backward_formula({.epsilon_dropped = true}), false},
+      {"wrong: second term of dx flipped", oracle::mistaken_backward_formula({.second_term_flipped = true}), false},
+  };
+  std::printf("%-38s %14s %14s  verdict\n", "backward", "worst dx", "worst dgamma");
+  bool ok = true;
+  for (const formula& f : formulas) {
+    double dx = 0, dgamma = 0;
+    for (const oracle::gradcheck_case& c : cases) {
+      const oracle::gradcheck_report r = oracle::gradcheck(c, f.f);
+      if (o.has("verbose"))
+        std::printf("  %-36s %-32s %-13s dx %.3g  dgamma %.3g\n", f.name, r.name.c_str(),
+                    r.mode == oracle::gradcheck_mode::full_jacobian ? "full Jacobian" : "projections",
+                    r.dx_disagreement, r.dgamma_disagreement);
+      dx = std::max(dx, r.dx_disagreement), dgamma = std::max(dgamma, r.dgamma_disagreement);
+    }
+    const double worst = std::max(dx, dgamma);
+    const bool holds = f.correct ? worst <= oracle::gradcheck_tolerance : worst > oracle::gradcheck_caught;
+    ok &= holds;
+    std::printf("%-38s %14.3g %14.3g  %s\n", f.name, dx, dgamma,
+                f.correct ? (holds ? "agrees" : "FAILED: disagrees") : (holds ? "caught" : "FAILED: not caught"));
+  }
+  std::printf("%s\n", ok ? "every correct backward agrees and every wrong one is caught"
+                         : "FAILED: the gradcheck or the oracle's backward is wrong (an oracle bug)");
+  return ok ? pass : property_failed;
+}
+
+// `normcheck fuzz`: every fuzz target built beside this program (<target>_replay) over its seed
+// corpus and its regressions, on this build's kernel; the nightly campaign that grows them is
+// corpus/nightly.sh
+int command_fuzz(int argc, char** argv) {
+  const options_map o(argc, argv, 2, {"corpus", "target"});
+  if (!o.positional.empty()) throw usage_error("fuzz takes no argument '" + o.positional[0] + "'");
+  namespace fs = std::filesystem;
+  const fs::path corpus = o.get("corpus").value_or("corpus");
+  std::error_code ec;
+  if (!fs::is_directory(corpus, ec))
+    throw usage_error("--corpus '" + corpus.string() + "': must be the corpus folder (corpus/ of the repository)");
+  const fs::path here = fs::path(program_path()).parent_path();
+  std::vector<std::string> targets;
+  for (const auto& entry : fs::directory_iterator(here, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.ends_with("_fuzzer_replay")) targets.push_back(name.substr(0, name.size() - 7));
+  }
+  std::sort(targets.begin(), targets.end());
+  if (auto only = o.get("target")) {
+    if (std::find(targets.begin(), targets.end(), *only) == targets.end())
+      throw usage_error("--target '" + *only + "': no such fuzz target is built beside " + program_path());
+    targets = {*only};
+  }
+  if (targets.empty()) throw std::runtime_error("no fuzz target's replay program is built beside " + program_path());
+  int verdict = pass;
+  for (const std::string& t : targets) {
+    std::vector<std::string> args{(here / (t + "_replay")).string()};
+    for (const fs::path& dir : {corpus / t, corpus / "regressions" / t})
+      if (fs::is_directory(dir, ec)) args.push_back(dir.string());
+    if (args.size() == 1) throw usage_error("--corpus '" + corpus.string() + "' holds no folder " + t);
+    std::printf("fuzz target %s:", t.c_str());
+    for (std::size_t i = 1; i < args.size(); ++i) std::printf(" %s", args[i].c_str());
+    std::printf("\n");
+    std::fflush(stdout);
+    std::vector<char*> exec_args;
+    for (std::string& a : args) exec_args.push_back(a.data());
+    exec_args.push_back(nullptr);
+    const pid_t child = fork();
+    if (child == 0) {
+      execv(exec_args[0], exec_args.data());
+      _exit(127);
+    }
+    int status = 0;
+    if (child < 0 || waitpid(child, &status, 0) != child) throw std::runtime_error("cannot run '" + args[0] + "'");
+    const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    std::printf("%s: %s\n", t.c_str(), clean ? "every input runs clean" : "FAILED");
+    if (!clean) verdict = property_failed;
+  }
+  return verdict;
+}
+
+#ifndef NORMCHECK_CLI_BENCH
+const char* bench_help =
+    "  The benchmark: the document's protocol (CUDA events around whole calls, 20 warm-up calls, median\n"
+    "  of 50 samples of 20 calls), GB/s and % of the device copy measured in the same run. It needs a\n"
+    "  cuda build (cmake --preset cuda) and a GPU; elsewhere it exits 77 (skipped).\n";
+#endif
+
+int command_bench(int argc, char** argv) {
+#ifdef NORMCHECK_CLI_BENCH
+  return nc::bench::run_main(argc - 2, argv + 2);
+#else
+  for (int i = 2; i < argc; ++i)
+    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+      std::printf("usage: normcheck bench [options]\n%s", bench_help);
+      return pass;
+    }
+  std::fprintf(stderr, "normcheck bench: needs a cuda build and a GPU (this build has no cuda backend)\n");
+  return skipped;
+#endif
+}
+
+int command_mutants(int argc, char** argv) { return nc::mutants::run_main(argc - 1, argv + 1); }
+int command_exercise(int argc, char** argv) { return nc::mutants::exercise_main(argc - 1, argv + 1); }
+
+// the verbs: name, synopsis, help (null: the verb answers --help itself), what runs it
+struct verb {
+  const char* name;
+  const char* synopsis;
+  const char* help;
+  int (*run)(int argc, char** argv);
+};
+
+const verb verbs[] = {
+    {"run", "normcheck run [--backend auto|cuda|simt] [--kernel PATH] [--seed S] [--scale X] [--report FILE] ...",
+     "  [--case-dir DIR] [--epsilon E] [--mutant-cases N] [--mutant-jobs N] [--mutant-budget S] [--verbose]\n"
+     "  The main job: every property on the kernel, then (for the shipped kernels) the mutation campaign.\n"
+     "  --report defaults to reports/out/run-<UTC time>.json; --scale multiplies every case count.\n",
+     command_run},
+    {"check", "normcheck check forward|backward|gamma|all [--backend auto|cuda|simt] [--kernel PATH] ...",
+     "  [--cases N] [--seed S] [--case-dir DIR] [--property NAME] [--json FILE] [--epsilon E] [--verbose]\n"
+     "  The properties of one group. Cases are drawn inside what the kernel declares (abi.h); the summary\n"
+     "  lists what was not exercised. --epsilon: every case with this epsilon (a kernel with one built in).\n"
+     "  --verbose prints every property's distribution table (by default only a failing one's).\n",
+     command_check},
+    {"replay", "normcheck replay FILE [--backend auto|cuda|simt] [--kernel PATH]",
+     "  Re-runs a case file (a shrunk counterexample or a fuzz regression) and shows the first\n"
+     "  mismatching elements; exit 0 when the case holds, 1 when it still fails.\n",
+     command_replay},
+    {"gradcheck", "normcheck gradcheck [--seed S] [--verbose]",
+     "  The oracles' finite-difference gradcheck at 50 digits: the exact oracle's and the reference's\n"
+     "  analytic backward against central differences of the exact forward, then the wrong formulas\n"
+     "  (r^2 for r^3, mean over BLOCK, dgamma averaged, epsilon dropped, a flipped sign), each of\n"
+     "  which it must catch. --verbose prints every case.\n",
+     command_gradcheck},
+    {"fuzz", "normcheck fuzz [--corpus DIR] [--target NAME]",
+     "  Replays every fuzz target built beside normcheck over its seed corpus and its regressions\n"
+     "  (DIR/<target>, DIR/regressions/<target>; DIR defaults to ./corpus). The nightly campaign that\n"
+     "  fuzzes for a budget and grows the corpora is corpus/nightly.sh (corpus/README.md).\n",
+     command_fuzz},
+    {"mutants", "normcheck mutants [--backend simt|cuda] [--only ID] [--budget S] [--cases N] [--seed S] [--out DIR]",
+     nullptr, command_mutants},
+    {"exercise", "normcheck exercise [--backend simt|cuda]   (the document's divide-by-BLOCK exercise)", nullptr,
+     command_exercise},
+    {"train", "normcheck train [--kernel PATH | --backend B] [--dtype fp32|fp16|bf16] [--steps 100] ...", nullptr,
+     command_train},
+    {"bench", "normcheck bench [options]   (a cuda build on a GPU: the document's benchmark protocol)", nullptr,
+     command_bench},
+};
+
+std::string usage_text() {
+  std::string out = "usage:\n";
+  for (const verb& v : verbs) out += "  " + std::string(v.synopsis) + "\n";
+  out += "normcheck VERB --help says more of a verb.\n";
+  out += std::string("exit codes: ") + nc::exit_codes_text + "\n";
+  out += "kernel calls run in a worker process under a watchdog (a crash, exit() or hang is a failure of the\n"
+         "property that made the call).\n";
+  out += "environment:\n" + nc::describe_environment();
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fputs(usage_text, stderr);
+    std::fputs(usage_text().c_str(), stderr);
     return usage;
   }
   const std::string command = argv[1];
   try {
-    isolation = isolation_from_environment();
-    if (command == "run") return command_run(argc, argv);
-    if (command == "check") return command_check(argc, argv);
-    if (command == "replay") return command_replay(argc, argv);
-    if (command == "mutants") return nc::mutants::run_main(argc - 1, argv + 1);
-    if (command == "exercise") return nc::mutants::exercise_main(argc - 1, argv + 1);
-    if (command == "train") return command_train(argc, argv);
-#ifdef NORMCHECK_CLI_BENCH
-    if (command == "bench") return nc::bench::run_main(argc - 2, argv + 2);
-#endif
     if (command == "help" || command == "--help" || command == "-h") {
-      std::fputs(usage_text, stdout);
+      std::fputs(usage_text().c_str(), stdout);
       return pass;
+    }
+    for (const verb& v : verbs) {
+      if (command != v.name) continue;
+      if (v.help != nullptr)
+        for (int i = 2; i < argc; ++i)
+          if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+            std::printf("usage: %s\n%s", v.synopsis, v.help);
+            return pass;
+          }
+      isolation = isolation_from_environment();
+      return v.run(argc, argv);
     }
     throw usage_error("unknown command '" + command + "'");
   } catch (const usage_error& e) {
-    std::fprintf(stderr, "normcheck: %s\n%s", e.what(), usage_text);
+    std::fprintf(stderr, "normcheck: %s\n%s", e.what(), usage_text().c_str());
     return usage;
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "normcheck: %s\n", e.what());

@@ -178,22 +178,21 @@ std::int64_t planned_cases(const property& p, const campaign_options& options) {
   return p.max_cases > 0 ? std::min<std::int64_t>(wanted, p.max_cases) : wanted;
 }
 
+std::string skip_reason(const property& p, const kernel& k, const campaign_options& options) {
+  if (!p.device_only.empty() && !k.device_memory()) return "needs a backend with device memory: " + p.device_only;
+  if (p.needs)
+    if (const std::string why = p.needs(domain_of(k, options)); !why.empty()) return "not exercised: " + why;
+  return "";
+}
+
 property_result run_property(const property& p, const kernel& k, const campaign_options& options) {
-  if (!p.device_only.empty() && !k.device_memory()) {
+  if (std::string why = skip_reason(p, k, options); !why.empty()) {
     property_result skipped;
     skipped.name = p.name;
-    skipped.skipped = "needs a backend with device memory: " + p.device_only;
+    skipped.skipped = std::move(why);
     return skipped;
   }
   const capabilities domain = domain_of(k, options);
-  if (p.needs) {
-    if (const std::string why = p.needs(domain); !why.empty()) {
-      property_result skipped;
-      skipped.name = p.name;
-      skipped.skipped = "not exercised: " + why;
-      return skipped;
-    }
-  }
   const scoped_domain drawing(domain);
   run_state s{p, k, options};
   s.planned = planned_cases(p, options);

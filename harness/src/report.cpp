@@ -85,6 +85,8 @@ std::string format_summary(const campaign_report& report) {
         << std::setprecision(3) << r.max_error_in_bounds << std::setw(13) << r.fixed_table_misses << std::setw(9)
         << std::fixed << std::setprecision(1) << r.seconds << std::defaultfloat << "  " << verdict(r)
         << (r.skipped.empty() ? "" : " (" + r.skipped + ")") << "\n";
+  out << "(max err/bound: the largest error in units of the exact oracle's per-element bound, a pass is <= 1;\n"
+         " table misses: elements outside the document's fixed atol/rtol table where it cannot bind, reported only)\n";
   std::vector<std::string> skipped;
   for (const property_result& r : report.properties)
     if (!r.skipped.empty()) skipped.push_back(r.name);

@@ -158,12 +158,14 @@ TEST(campaign, the_shipped_kernel_lists_every_path_the_properties_set_a_minimum_
   // path minimums apply only to listed paths: an unlisted one would silently go unjudged
   for (const property& p : all_properties())
     for (const intended_share& i : p.intended) {
-      if (i.dimension == "forward path")
+      if (i.dimension == "forward path") {
         EXPECT_NE(std::find(simt().forward_paths().begin(), simt().forward_paths().end(), i.cls),
                   simt().forward_paths().end()) << p.name << ": " << i.cls;
-      if (i.dimension == "backward path")
+      }
+      if (i.dimension == "backward path") {
         EXPECT_NE(std::find(simt().backward_paths().begin(), simt().backward_paths().end(), i.cls),
                   simt().backward_paths().end()) << p.name << ": " << i.cls;
+      }
     }
 }
 

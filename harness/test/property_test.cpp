@@ -1,6 +1,6 @@
 // The property suite: one gtest test per property of the registry (property.hpp), each run
-// through the campaign library on the kernel under test — NORMCHECK_TEST_PLUGIN (a plugin's
-// path) or the shipped plugin of NORMCHECK_TEST_BACKEND (simt | cuda, default simt). Case
+// through the campaign library on the kernel under test — NORMCHECK_KERNEL (a plugin's
+// path) or the shipped plugin of NORMCHECK_BACKEND (simt | cuda, default simt). Case
 // counts scale with NORMCHECK_CASE_SCALE; the seed is NORMCHECK_SEED or fresh, and printed.
 // A backend without its device exits 77, which ctest reports as skipped.
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include <iostream>
 #include <optional>
 
+#include "normcheck/environment.hpp"
 #include "normcheck/harness/campaign.hpp"
 #include "normcheck/harness/case_file.hpp"
 
@@ -53,9 +54,8 @@ class property_test : public ::testing::Test {
 namespace {
 
 nc::kernel kernel_from_environment() {
-  const char* plugin = std::getenv("NORMCHECK_TEST_PLUGIN");
-  const char* backend = std::getenv("NORMCHECK_TEST_BACKEND");
-  return plugin && *plugin ? nc::kernel::load(plugin) : nc::kernel::shipped(backend && *backend ? backend : "simt");
+  if (const auto spec = nc::environment_value("NORMCHECK_KERNEL")) return nc::kernel::load(*spec);
+  return nc::kernel::shipped(nc::environment_value("NORMCHECK_BACKEND").value_or("simt"));
 }
 
 }  // namespace

@@ -241,4 +241,32 @@ std::vector<gradcheck_case> gradcheck_cases(std::uint64_t seed) {
   return cases;
 }
 
+// the negative controls: the document's plain-loop backward, each mistake switchable
+backward_formula mistaken_backward_formula(backward_mistakes wrong) {
+  return [wrong](std::int64_t m, std::int64_t n, std::span<const real> x, std::span<const real> gamma,
+                 std::span<const real> dy, const real& epsilon, std::span<real> dx, std::span<real> dgamma) {
+    std::int64_t block = 1;
+    while (block < n) block *= 2;
+    std::fill(dgamma.begin(), dgamma.end(), real(0));
+    for (std::int64_t i = 0; i < m; ++i) {
+      real ss = 0, ux = 0;
+      for (std::int64_t j = 0; j < n; ++j) {
+        ss += x[i * n + j] * x[i * n + j];
+        ux += dy[i * n + j] * gamma[j] * x[i * n + j];
+      }
+      const real r = 1 / sqrt(ss / n + (wrong.epsilon_dropped ? real(0) : epsilon));
+      const real mean_ux = ux / (wrong.mean_over_block ? block : n);
+      const real r_power = wrong.r_squared ? r * r : r * r * r;
+      for (std::int64_t j = 0; j < n; ++j) {
+        const real u = dy[i * n + j] * gamma[j];
+        const real second = x[i * n + j] * r_power * mean_ux;
+        dx[i * n + j] = wrong.second_term_flipped ? r * u + second : r * u - second;
+        dgamma[j] += dy[i * n + j] * x[i * n + j] * r;
+      }
+    }
+    if (wrong.dgamma_averaged)
+      for (auto& g : dgamma) g /= m;
+  };
+}
+
 }  // namespace nc::oracle

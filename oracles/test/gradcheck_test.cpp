@@ -13,9 +13,9 @@ namespace {
 
 using real = gradcheck_real;
 
-constexpr double tolerance = 1e-20;
+constexpr double tolerance = gradcheck_tolerance;
 /// a wrong formula must miss by far more than the tolerance
-constexpr double caught = 1e-6;
+constexpr double caught = gradcheck_caught;
 
 const std::vector<gradcheck_case>& cases() {
   static const std::vector<gradcheck_case> all = gradcheck_cases(testing::seed());
@@ -37,41 +37,7 @@ double worst_over_cases(const backward_formula& formula, const char* label, bool
   return worst;
 }
 
-/// a backward with one deliberate mistake, otherwise the document's formula; every option false is the correct one
-struct mistakes {
-  bool r_squared = false;            ///< r² in place of r³
-  bool mean_over_block = false;      ///< mean(u·x) over BLOCK = next power of two ≥ N
-  bool dgamma_averaged = false;      ///< dgamma averaged over the rows instead of summed
-  bool epsilon_dropped = false;      ///< r = 1/sqrt(mean(x²)) in the backward
-  bool second_term_flipped = false;  ///< dx = r·u + x·r³·mean(u·x)
-};
-
-backward_formula wrong_backward(mistakes wrong) {
-  return [wrong](std::int64_t m, std::int64_t n, std::span<const real> x, std::span<const real> gamma,
-                 std::span<const real> dy, const real& epsilon, std::span<real> dx, std::span<real> dgamma) {
-    std::int64_t block = 1;
-    while (block < n) block *= 2;
-    std::fill(dgamma.begin(), dgamma.end(), real(0));
-    for (std::int64_t i = 0; i < m; ++i) {
-      real ss = 0, ux = 0;
-      for (std::int64_t j = 0; j < n; ++j) {
-        ss += x[i * n + j] * x[i * n + j];
-        ux += dy[i * n + j] * gamma[j] * x[i * n + j];
-      }
-      const real r = 1 / sqrt(ss / n + (wrong.epsilon_dropped ? real(0) : epsilon));
-      const real mean_ux = ux / (wrong.mean_over_block ? block : n);
-      const real r_power = wrong.r_squared ? r * r : r * r * r;
-      for (std::int64_t j = 0; j < n; ++j) {
-        const real u = dy[i * n + j] * gamma[j];
-        const real second = x[i * n + j] * r_power * mean_ux;
-        dx[i * n + j] = wrong.second_term_flipped ? r * u + second : r * u - second;
-        dgamma[j] += dy[i * n + j] * x[i * n + j] * r;
-      }
-    }
-    if (wrong.dgamma_averaged)
-      for (auto& g : dgamma) g /= m;
-  };
-}
+backward_formula wrong_backward(backward_mistakes wrong) { return mistaken_backward_formula(wrong); }
 
 TEST(gradcheck, agrees_with_the_exact_backward_to_1e_20_on_every_case) {
   EXPECT_LE(worst_over_cases(exact_backward_formula(), "exact", true), tolerance);

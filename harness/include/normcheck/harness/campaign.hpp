@@ -83,6 +83,10 @@ struct property_result {
 /// throws std::invalid_argument when the kernel does not take that ε
 capabilities domain_of(const kernel& k, const campaign_options& options);
 
+/// why a property does not run on a kernel (it needs device memory, or something the domain
+/// cannot serve: property::needs); empty when it runs
+std::string skip_reason(const property& p, const kernel& k, const campaign_options& options);
+
 /// runs one property on a kernel, drawing inside domain_of(k, options); a property the
 /// domain cannot serve (property::needs) is skipped with the reason
 property_result run_property(const property& p, const kernel& k, const campaign_options& options);

@@ -34,6 +34,22 @@ backward_formula exact_backward_formula();
 /// the reference's manual_backward, evaluated at 50 digits instead of the argument dtype
 backward_formula reference_backward_formula();
 
+/// the document's backward with deliberate mistakes (every one false: the correct formula): the
+/// gradcheck's negative controls, each of which it must catch
+struct backward_mistakes {
+  bool r_squared = false;            ///< r² in place of r³
+  bool mean_over_block = false;      ///< mean(u·x) over BLOCK = the next power of two ≥ N
+  bool dgamma_averaged = false;      ///< dgamma averaged over the rows instead of summed
+  bool epsilon_dropped = false;      ///< r = 1/sqrt(mean(x²)) in the backward
+  bool second_term_flipped = false;  ///< dx = r·u + x·r³·mean(u·x)
+};
+backward_formula mistaken_backward_formula(backward_mistakes wrong);
+
+/// a correct formula agrees with the finite differences to this; a wrong one must miss by more
+/// than gradcheck_caught (the truncation and rounding of the differences stay near 1e-33)
+inline constexpr double gradcheck_tolerance = 1e-20;
+inline constexpr double gradcheck_caught = 1e-6;
+
 /// a case: shape, ε and values (any doubles; exact in 50 digits)
 struct gradcheck_case {
   std::string name;
