@@ -14,6 +14,8 @@
 #include <rapidcheck/detail/Configuration.h>
 #include <rapidcheck/detail/TestListener.h>
 
+#include "normcheck/environment.hpp"
+
 #include "normcheck/harness/case_file.hpp"
 #include "normcheck/harness/failure.hpp"
 #include "normcheck/harness/generators.hpp"
@@ -290,7 +292,8 @@ property_result run_property(const property& p, const kernel& k, const campaign_
 }
 
 double case_scale_from_environment() {
-  const char* text = std::getenv("NORMCHECK_CASE_SCALE");
+  const std::optional<std::string> value = environment_value("NORMCHECK_CASE_SCALE");
+  const char* text = value ? value->c_str() : nullptr;
   if (text == nullptr || *text == '\0') return 1.0;
   char* end = nullptr;
   const double scale = std::strtod(text, &end);
@@ -300,7 +303,8 @@ double case_scale_from_environment() {
 }
 
 double shrink_seconds_from_environment() {
-  const char* text = std::getenv("NORMCHECK_SHRINK_SECONDS");
+  const std::optional<std::string> value = environment_value("NORMCHECK_SHRINK_SECONDS");
+  const char* text = value ? value->c_str() : nullptr;
   if (text == nullptr || *text == '\0') return 30.0;
   char* end = nullptr;
   const double seconds = std::strtod(text, &end);
@@ -310,7 +314,8 @@ double shrink_seconds_from_environment() {
 }
 
 std::uint64_t seed_from_environment() {
-  const char* text = std::getenv("NORMCHECK_SEED");
+  const std::optional<std::string> value = environment_value("NORMCHECK_SEED");
+  const char* text = value ? value->c_str() : nullptr;
   if (text != nullptr && *text != '\0') {
     char* end = nullptr;
     errno = 0;

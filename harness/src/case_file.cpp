@@ -8,6 +8,8 @@
 #include <set>
 #include <sstream>
 
+#include "normcheck/environment.hpp"
+
 namespace nc::harness {
 
 namespace {
@@ -255,8 +257,7 @@ case_file read_case_file(const std::string& path) {
 }
 
 std::string default_case_dir() {
-  const char* dir = std::getenv("NORMCHECK_CASE_DIR");
-  return dir && *dir ? dir : "reports/cases";
+  return environment_value("NORMCHECK_CASE_DIR").value_or("reports/cases");
 }
 
 }  // namespace nc::harness

@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "normcheck/environment.hpp"
+
 namespace nc {
 
 namespace {
@@ -77,7 +79,8 @@ capabilities capabilities_of(const nc_plugin& t, std::uint32_t version, const st
   if ((d->dtype_pairs & NC_PAIRS_ALL) == 0 || (d->dtype_pairs & ~NC_PAIRS_ALL) != 0)
     throw bad("'caps->dtype_pairs' must be a non-empty set of NC_PAIR_* bits");
   if ((d->layouts & ~NC_LAYOUTS_ALL) != 0) throw bad("'caps->layouts' holds bits that are no NC_LAYOUT_*");
-  if ((d->flags & ~(NC_FORWARD_ONLY | NC_NO_R)) != 0) throw bad("'caps->flags' holds unknown bits");
+  if ((d->flags & ~(NC_FORWARD_ONLY | NC_NO_R | NC_ROUNDS_NORMALIZED)) != 0)
+    throw bad("'caps->flags' holds unknown bits");
   if ((d->flags & NC_NO_R) && !(d->flags & NC_FORWARD_ONLY))
     throw bad("'caps->flags' NC_NO_R needs NC_FORWARD_ONLY (the backward takes the forward's r)");
   if (d->epsilon_count > 0 && d->epsilons == nullptr) throw bad("'caps->epsilons' is NULL with epsilon_count > 0");
@@ -156,6 +159,7 @@ std::string capabilities::describe() const {
     if (layouts & b) out += ", " + std::string(layout_name(b));
   if (!backward()) out += "; forward only";
   if (!writes_r()) out += "; no r";
+  if (rounds_normalized()) out += "; x*r rounded to x's dtype before gamma";
   if (!epsilons.empty()) {
     out += "; epsilon";
     sep = " ";
@@ -254,8 +258,7 @@ kernel kernel::load(const std::string& path) {
 }
 
 std::string kernel::shipped_path(const std::string& backend) {
-  const char* dir = std::getenv("NORMCHECK_PLUGIN_DIR");
-  const std::string base = dir && *dir ? std::string(dir) : program_dir() + "/../lib";
+  const std::string base = environment_value("NORMCHECK_PLUGIN_DIR").value_or(program_dir() + "/../lib");
   return base + "/libnormcheck_" + backend + ".so";
 }
 

@@ -12,12 +12,15 @@
 #include <string>
 
 #include "normcheck/harness/campaign.hpp"
+#include "normcheck/harness/exit_code.hpp"
 #include "normcheck/train/train.hpp"
 
 namespace nc::train {
 namespace {
 
-enum exit_code { agree = 0, diverged = 1, usage = 64, harness_error = 70, no_device = 77 };
+// the statuses of every verb (normcheck/harness/exit_code.hpp), under the names train gives them
+constexpr int agree = nc::exit_pass, diverged = nc::exit_property_failed, usage = nc::exit_usage,
+              harness_error = nc::exit_harness_error, no_device = nc::exit_skipped;
 
 const char* usage_text =
     "usage: normcheck train [--kernel PATH | --backend auto|cuda|simt] [--dtype fp32|fp16|bf16]\n"
