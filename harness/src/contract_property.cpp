@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <optional>
 
+#include "normcheck/contract_rules.hpp"
 #include "normcheck/harness/execute.hpp"
 #include "normcheck/harness/failure.hpp"
 #include "normcheck/harness/generators.hpp"
@@ -23,10 +25,12 @@ struct call {
 };
 
 struct rule {
-  const char* name;      // a sentence: what is broken
-  bool backward;         // the call it breaks
-  const char* argument;  // the argument the message must name
+  const char* name;     // a sentence: what is broken
+  bool backward;        // the call it breaks
+  const char* rule_id;  // the rule of the catalog it breaks (normcheck/contract_rules.hpp)
   std::function<void(call&, const norm_case&)> apply;
+  // the argument the message must name: the catalog's for the rule
+  std::string argument() const { return std::string(find_contract_rule(rule_id)->argument); }
 };
 
 nc_dtype other_dtype(nc_dtype t) { return t == NC_F32 ? NC_F16 : NC_F32; }
@@ -67,53 +71,53 @@ const std::vector<rule>& rules() {
       {"epsilon is negative", false, "epsilon", [](call& k, const norm_case& c) { k.f.epsilon = -(c.epsilon + 1e-6f); }},
       {"epsilon is NaN", false, "epsilon", [](call& k, const norm_case&) { k.f.epsilon = NAN; }},
       {"epsilon is infinite", false, "epsilon", [](call& k, const norm_case&) { k.f.epsilon = INFINITY; }},
-      {"x has an unknown dtype", false, "x", [](call& k, const norm_case&) { k.f.x.dtype = nc_dtype(7); }},
-      {"y is not in x's dtype", false, "y", [](call& k, const norm_case&) { k.f.y.dtype = other_dtype(k.f.x.dtype); }},
-      {"gamma is neither x's dtype nor fp32", false, "gamma",
+      {"x has an unknown dtype", false, "x.dtype", [](call& k, const norm_case&) { k.f.x.dtype = nc_dtype(7); }},
+      {"y is not in x's dtype", false, "y.dtype", [](call& k, const norm_case&) { k.f.y.dtype = other_dtype(k.f.x.dtype); }},
+      {"gamma is neither x's dtype nor fp32", false, "gamma.dtype_pair",
        [](call& k, const norm_case&) { k.f.gamma.dtype = wrong_gamma(k.f.x.dtype); }},
-      {"r is not fp32", false, "r", [](call& k, const norm_case&) { k.f.r.dtype = NC_F16; }},
-      {"x rows overlap", false, "x", [](call& k, const norm_case& c) { overlap_rows(k.f.x, c); }},
-      {"y rows overlap", false, "y", [](call& k, const norm_case& c) { overlap_rows(k.f.y, c); }},
-      {"x has a zero column stride", false, "x", [](call& k, const norm_case&) { k.f.x.col_stride = 0; }},
-      {"x has a negative offset", false, "x", [](call& k, const norm_case&) { k.f.x.offset = -1; }},
-      {"gamma has a negative offset", false, "gamma", [](call& k, const norm_case&) { k.f.gamma.offset = -3; }},
-      {"x's layout overflows 64-bit indexing", false, "x", [](call& k, const norm_case& c) { overflow_layout(k.f.x, c); }},
-      {"x is null", false, "x", [](call& k, const norm_case&) { k.f.x.data = nullptr; }},
-      {"gamma is null", false, "gamma", [](call& k, const norm_case&) { k.f.gamma.data = nullptr; }},
-      {"y is null", false, "y", [](call& k, const norm_case&) { k.f.y.data = nullptr; }},
-      {"r is null", false, "r", [](call& k, const norm_case&) { k.f.r.data = nullptr; }},
-      {"y overlaps x", false, "y", [](call& k, const norm_case&) { overlap(k.f.y, k.f.x); }},
-      {"y overlaps gamma", false, "y", [](call& k, const norm_case&) { overlap(k.f.y, k.f.gamma); }},
-      {"r overlaps x", false, "r", [](call& k, const norm_case&) { overlap(k.f.r, k.f.x); }},
-      {"r overlaps gamma", false, "r", [](call& k, const norm_case&) { overlap(k.f.r, k.f.gamma); }},
-      {"r overlaps y", false, "r", [](call& k, const norm_case&) { overlap(k.f.r, k.f.y); }},
+      {"r is not fp32", false, "r.dtype", [](call& k, const norm_case&) { k.f.r.dtype = NC_F16; }},
+      {"x rows overlap", false, "x.distinct", [](call& k, const norm_case& c) { overlap_rows(k.f.x, c); }},
+      {"y rows overlap", false, "y.distinct", [](call& k, const norm_case& c) { overlap_rows(k.f.y, c); }},
+      {"x has a zero column stride", false, "x.col_stride", [](call& k, const norm_case&) { k.f.x.col_stride = 0; }},
+      {"x has a negative offset", false, "x.offset", [](call& k, const norm_case&) { k.f.x.offset = -1; }},
+      {"gamma has a negative offset", false, "gamma.offset", [](call& k, const norm_case&) { k.f.gamma.offset = -3; }},
+      {"x's layout overflows 64-bit indexing", false, "x.overflow", [](call& k, const norm_case& c) { overflow_layout(k.f.x, c); }},
+      {"x is null", false, "x.null", [](call& k, const norm_case&) { k.f.x.data = nullptr; }},
+      {"gamma is null", false, "gamma.null", [](call& k, const norm_case&) { k.f.gamma.data = nullptr; }},
+      {"y is null", false, "y.null", [](call& k, const norm_case&) { k.f.y.data = nullptr; }},
+      {"r is null", false, "r.null", [](call& k, const norm_case&) { k.f.r.data = nullptr; }},
+      {"y overlaps x", false, "y.overlap", [](call& k, const norm_case&) { overlap(k.f.y, k.f.x); }},
+      {"y overlaps gamma", false, "y.overlap", [](call& k, const norm_case&) { overlap(k.f.y, k.f.gamma); }},
+      {"r overlaps x", false, "r.overlap", [](call& k, const norm_case&) { overlap(k.f.r, k.f.x); }},
+      {"r overlaps gamma", false, "r.overlap", [](call& k, const norm_case&) { overlap(k.f.r, k.f.gamma); }},
+      {"r overlaps y", false, "r.overlap", [](call& k, const norm_case&) { overlap(k.f.r, k.f.y); }},
       {"backward: n is zero", true, "n", [](call& k, const norm_case&) { k.b.n = 0; }},
       {"backward: m is negative", true, "m", [](call& k, const norm_case&) { k.b.m = -1; }},
-      {"backward: x has an unknown dtype", true, "x", [](call& k, const norm_case&) { k.b.x.dtype = nc_dtype(9); }},
-      {"dy is not in x's dtype", true, "dy", [](call& k, const norm_case&) { k.b.dy.dtype = other_dtype(k.b.x.dtype); }},
-      {"dx is not in x's dtype", true, "dx", [](call& k, const norm_case&) { k.b.dx.dtype = other_dtype(k.b.x.dtype); }},
-      {"backward: gamma is neither x's dtype nor fp32", true, "gamma",
+      {"backward: x has an unknown dtype", true, "x.dtype", [](call& k, const norm_case&) { k.b.x.dtype = nc_dtype(9); }},
+      {"dy is not in x's dtype", true, "dy.dtype", [](call& k, const norm_case&) { k.b.dy.dtype = other_dtype(k.b.x.dtype); }},
+      {"dx is not in x's dtype", true, "dx.dtype", [](call& k, const norm_case&) { k.b.dx.dtype = other_dtype(k.b.x.dtype); }},
+      {"backward: gamma is neither x's dtype nor fp32", true, "gamma.dtype_pair",
        [](call& k, const norm_case&) { k.b.gamma.dtype = k.b.dgamma.dtype = wrong_gamma(k.b.x.dtype); }},
-      {"dgamma is not in gamma's dtype", true, "dgamma",
+      {"dgamma is not in gamma's dtype", true, "dgamma.dtype",
        [](call& k, const norm_case&) { k.b.dgamma.dtype = k.b.gamma.dtype == NC_F32 ? NC_BF16 : NC_F32; }},
-      {"backward: r is not fp32", true, "r", [](call& k, const norm_case&) { k.b.r.dtype = NC_BF16; }},
-      {"dy rows overlap", true, "dy", [](call& k, const norm_case& c) { overlap_rows(k.b.dy, c); }},
-      {"dx rows overlap", true, "dx", [](call& k, const norm_case& c) { overlap_rows(k.b.dx, c); }},
-      {"dgamma has a negative offset", true, "dgamma", [](call& k, const norm_case&) { k.b.dgamma.offset = -1; }},
-      {"dy is null", true, "dy", [](call& k, const norm_case&) { k.b.dy.data = nullptr; }},
-      {"dx is null", true, "dx", [](call& k, const norm_case&) { k.b.dx.data = nullptr; }},
-      {"dgamma is null", true, "dgamma", [](call& k, const norm_case&) { k.b.dgamma.data = nullptr; }},
-      {"backward: r is null", true, "r", [](call& k, const norm_case&) { k.b.r.data = nullptr; }},
-      {"dx overlaps x", true, "dx", [](call& k, const norm_case&) { overlap(k.b.dx, k.b.x); }},
-      {"dx overlaps dy", true, "dx", [](call& k, const norm_case&) { overlap(k.b.dx, k.b.dy); }},
-      {"dx overlaps r", true, "dx", [](call& k, const norm_case&) { overlap(k.b.dx, k.b.r); }},
-      {"dgamma overlaps gamma", true, "dgamma", [](call& k, const norm_case&) { overlap(k.b.dgamma, k.b.gamma); }},
-      {"dgamma overlaps dx", true, "dgamma", [](call& k, const norm_case&) { overlap(k.b.dgamma, k.b.dx); }},
-      {"the workspace overlaps dx", true, "workspace", [](call& k, const norm_case&) { workspace_over(k, k.b.dx); }},
-      {"the workspace overlaps x", true, "workspace", [](call& k, const norm_case&) { workspace_over(k, k.b.x); }},
+      {"backward: r is not fp32", true, "r.dtype", [](call& k, const norm_case&) { k.b.r.dtype = NC_BF16; }},
+      {"dy rows overlap", true, "dy.distinct", [](call& k, const norm_case& c) { overlap_rows(k.b.dy, c); }},
+      {"dx rows overlap", true, "dx.distinct", [](call& k, const norm_case& c) { overlap_rows(k.b.dx, c); }},
+      {"dgamma has a negative offset", true, "dgamma.offset", [](call& k, const norm_case&) { k.b.dgamma.offset = -1; }},
+      {"dy is null", true, "dy.null", [](call& k, const norm_case&) { k.b.dy.data = nullptr; }},
+      {"dx is null", true, "dx.null", [](call& k, const norm_case&) { k.b.dx.data = nullptr; }},
+      {"dgamma is null", true, "dgamma.null", [](call& k, const norm_case&) { k.b.dgamma.data = nullptr; }},
+      {"backward: r is null", true, "r.null", [](call& k, const norm_case&) { k.b.r.data = nullptr; }},
+      {"dx overlaps x", true, "dx.overlap", [](call& k, const norm_case&) { overlap(k.b.dx, k.b.x); }},
+      {"dx overlaps dy", true, "dx.overlap", [](call& k, const norm_case&) { overlap(k.b.dx, k.b.dy); }},
+      {"dx overlaps r", true, "dx.overlap", [](call& k, const norm_case&) { overlap(k.b.dx, k.b.r); }},
+      {"dgamma overlaps gamma", true, "dgamma.overlap", [](call& k, const norm_case&) { overlap(k.b.dgamma, k.b.gamma); }},
+      {"dgamma overlaps dx", true, "dgamma.overlap", [](call& k, const norm_case&) { overlap(k.b.dgamma, k.b.dx); }},
+      {"the workspace overlaps dx", true, "workspace.overlap", [](call& k, const norm_case&) { workspace_over(k, k.b.dx); }},
+      {"the workspace overlaps x", true, "workspace.overlap", [](call& k, const norm_case&) { workspace_over(k, k.b.x); }},
       {"the workspace is smaller than the query", true, "workspace_bytes",
        [](call& k, const norm_case&) { k.b.workspace_bytes = k.workspace_needed - 1; }},
-      {"the workspace is null", true, "workspace", [](call& k, const norm_case&) { k.b.workspace = nullptr; }},
+      {"the workspace is null", true, "workspace.null", [](call& k, const norm_case&) { k.b.workspace = nullptr; }},
   };
   return list;
 }
@@ -122,7 +126,7 @@ const std::vector<rule>& rules() {
 // rules need a backward, r's rules a forward that writes r ("" if it can)
 std::string rule_needs(const rule& r, const capabilities& caps) {
   if (r.backward && !caps.backward()) return "the kernel declares no backward";
-  if (!r.backward && std::string(r.argument) == "r" && !caps.writes_r()) return "the kernel writes no r";
+  if (!r.backward && r.argument() == "r" && !caps.writes_r()) return "the kernel writes no r";
   return "";
 }
 
@@ -130,6 +134,15 @@ const rule& rule_named(const std::string& name) {
   for (const rule& r : rules())
     if (name == r.name) return r;
   throw std::invalid_argument("no contract rule '" + name + "'");
+}
+
+// the rule id a message cites in its "[id] " prefix, if it has one
+std::optional<std::string> cited_rule(const std::string& message) {
+  const std::size_t close = message.find("] argument '");
+  if (close == std::string::npos) return std::nullopt;
+  const std::size_t open = message.rfind('[', close);
+  if (open == std::string::npos) return std::nullopt;
+  return message.substr(open + 1, close - open - 1);
 }
 
 bool names(const std::string& message, const std::string& argument) {
@@ -227,7 +240,7 @@ void check_contract(const kernel& k, const norm_case& c, observation& o) {
   args.b.workspace_bytes = args.workspace_needed;
   // a plugin that needs no workspace has no workspace rules to break: the rule was drawn (its
   // share holds) and the case says why it checked nothing
-  if (std::string(broken.argument).rfind("workspace", 0) == 0 && args.workspace_needed == 0) {
+  if (broken.argument().rfind("workspace", 0) == 0 && args.workspace_needed == 0) {
     o.tag("workspace rules", "not applicable (no workspace needed)");
     return;
   }
@@ -235,15 +248,26 @@ void check_contract(const kernel& k, const norm_case& c, observation& o) {
 
   buffers.freeze_all();
   const std::string claim = "a call where " + std::string(broken.name) + " must be rejected naming '" +
-                            broken.argument + "' and write nothing";
+                            broken.argument() + "' and write nothing";
   try {
     if (broken.backward) k.backward(args.b);
     else k.forward(args.f);
     k.synchronize();
     throw property_failure(claim + ": the call was accepted");
   } catch (const contract_error& e) {
-    if (!names(e.what(), broken.argument))
+    if (!names(e.what(), broken.argument()))
       throw property_failure(claim + ": the message does not name it: " + e.what());
+    // a message that cites a rule ("[x.offset] argument 'x.offset' ...", as the shipped checker's
+    // do) must cite one of the catalog, of the argument broken
+    if (const std::optional<std::string> id = cited_rule(e.what())) {
+      const contract_rule* cited = find_contract_rule(*id);
+      if (cited == nullptr || cited->argument != broken.argument())
+        throw property_failure(claim + ": the message cites " +
+                               (cited == nullptr ? "[" + *id + "], no rule of the catalog"
+                                                 : "[" + *id + "], a rule of '" + std::string(cited->argument) + "'") +
+                               ": " + e.what());
+      o.tag("cited rule", *id == broken.rule_id ? "the one broken" : "another of the argument");
+    }
   } catch (const kernel_error& e) {
     // a partial kernel may answer NC_ERR_UNSUPPORTED where the broken call also lies outside
     // what it declares (a dtype or a layout it does not serve): nothing written is still checked
@@ -258,6 +282,12 @@ void check_contract(const kernel& k, const norm_case& c, observation& o) {
 }
 
 }  // namespace
+
+std::vector<contract_breaker> contract_breakers() {
+  std::vector<contract_breaker> out;
+  for (const rule& r : rules()) out.push_back({r.name, r.backward, r.rule_id});
+  return out;
+}
 
 property contract_property() {
   std::vector<intended_share> intended;

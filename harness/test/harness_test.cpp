@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <set>
 #include <sstream>
 
+#include "normcheck/contract_rules.hpp"
 #include "normcheck/harness/campaign.hpp"
 #include "normcheck/harness/case_file.hpp"
 #include "normcheck/harness/execute.hpp"
@@ -65,6 +67,57 @@ TEST(registry, every_property_is_registered_with_ctest_and_named_once) {
       << "harness/test/CMakeLists.txt NORMCHECK_PROPERTIES and the registry differ";
   EXPECT_EQ(listed(NORMCHECK_DEVICE_PROPERTIES), device_only)
       << "harness/test/CMakeLists.txt NORMCHECK_DEVICE_PROPERTIES and the registry's device-only properties differ";
+}
+
+// the contract's vocabulary is one catalog (normcheck/contract_rules.hpp): the contract
+// property's breakers cite it, the contract fuzzer's tags (and so its seeds) name exactly its
+// rules, and the shipped checker's messages start with an id of it
+TEST(contract_rules, every_breaker_cites_a_rule_of_the_catalog_for_its_call) {
+  std::set<std::string> ids;
+  for (const contract_rule& r : contract_rules) EXPECT_TRUE(ids.insert(std::string(r.id)).second) << r.id;
+  for (const contract_breaker& b : contract_breakers()) {
+    const contract_rule* r = find_contract_rule(b.rule_id);
+    ASSERT_NE(r, nullptr) << b.name << " cites '" << b.rule_id << "'";
+    EXPECT_TRUE(r->calls & (b.backward ? rule_backward : rule_forward)) << b.name << ": " << b.rule_id;
+  }
+}
+
+TEST(contract_rules, the_contract_fuzzer_tags_name_every_rule_of_the_catalog_and_no_other) {
+  std::set<std::string> catalog, tags;
+  for (const contract_rule& r : contract_rules)
+    for (auto [bit, call] : {std::pair{rule_forward, "forward"}, std::pair{rule_backward, "backward"}})
+      if (r.calls & bit) catalog.insert(std::string(call) + " rejects " + std::string(r.id));
+  std::ifstream in(NORMCHECK_CONTRACT_FUZZER_TAGS);
+  ASSERT_TRUE(in) << NORMCHECK_CONTRACT_FUZZER_TAGS;
+  for (std::string line; std::getline(in, line);)
+    if (line.find(" rejects ") != std::string::npos && line[0] != '#') tags.insert(line);
+  EXPECT_EQ(tags, catalog);
+}
+
+TEST(contract_rules, the_shipped_checker_cites_the_rule_it_applies) {
+  const kernel k = kernel::shipped("simt");
+  nc_forward_args f{};
+  f.m = -1, f.n = 4, f.epsilon = 1e-6f;
+  try {
+    k.forward(f);
+    FAIL() << "m = -1 was accepted";
+  } catch (const contract_error& e) {
+    EXPECT_NE(std::string(e.what()).find("[m] argument 'm' = -1"), std::string::npos) << e.what();
+  }
+  f.m = 2, f.x.dtype = nc_dtype(7);
+  try {
+    k.forward(f);
+    FAIL() << "dtype code 7 was accepted";
+  } catch (const contract_error& e) {
+    EXPECT_NE(std::string(e.what()).find("[x.dtype] argument 'x'"), std::string::npos) << e.what();
+  }
+  f.x.dtype = NC_F32;
+  try {
+    k.forward(f);
+    FAIL() << "a null x was accepted";
+  } catch (const contract_error& e) {
+    EXPECT_NE(std::string(e.what()).find("[x.null] argument 'x'"), std::string::npos) << e.what();
+  }
 }
 
 TEST(campaign, a_device_only_property_is_skipped_on_simt_saying_why) {

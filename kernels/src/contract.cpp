@@ -8,12 +8,17 @@ namespace nc {
 
 namespace {
 
+// a message: "[rule id] " (normcheck/contract_rules.hpp), then the argument, its value and the rule
 template <class... Parts>
-violation fail(const Parts&... parts) {
+violation fail(const std::string& rule_id, const Parts&... parts) {
   std::ostringstream out;
+  out << "[" << rule_id << "] ";
   (out << ... << parts);
   return {out.str()};
 }
+
+// the id of an operand's rule: "x" and "offset" give "x.offset"
+std::string rule(const char* operand, const char* kind) { return std::string(operand) + "." + kind; }
 
 // largest element index an operand reaches, or nullopt if it overflows 64 bits
 std::optional<std::int64_t> last_index(std::int64_t offset, std::int64_t rows, std::int64_t row_stride,
@@ -33,32 +38,32 @@ class checker {
 
   void dtype_in(const char* name, nc_dtype t) {
     if (!error && !valid_dtype(t))
-      error = fail("argument '", name, "' has dtype code ", int(t), ": must be fp32, fp16 or bf16");
+      error = fail(rule(name, "dtype"), "argument '", name, "' has dtype code ", int(t), ": must be fp32, fp16 or bf16");
   }
 
   void dtype_is(const char* name, nc_dtype t, nc_dtype want, const char* why) {
     if (!error && t != want)
-      error = fail("argument '", name, "' has dtype ", dtype_name(t), ": must be ", dtype_name(want), " (",
+      error = fail(rule(name, "dtype"), "argument '", name, "' has dtype ", dtype_name(t), ": must be ", dtype_name(want), " (",
                    why, ")");
   }
 
   void matrix(const char* name, const nc_matrix& a, std::int64_t m, std::int64_t n, bool output) {
     if (error) return;
     if (m == 0) return;  // an empty operand touches nothing; its pointer may be anything
-    if (a.data == nullptr) return void(error = fail("argument '", name, "' is a null pointer: must point to ", m, "x", n, " elements"));
-    if (a.offset < 0) return void(error = fail("argument '", name, ".offset' = ", a.offset, ": must be >= 0"));
+    if (a.data == nullptr) return void(error = fail(rule(name, "null"), "argument '", name, "' is a null pointer: must point to ", m, "x", n, " elements"));
+    if (a.offset < 0) return void(error = fail(rule(name, "offset"), "argument '", name, ".offset' = ", a.offset, ": must be >= 0"));
     if (a.col_stride < 1)
-      return void(error = fail("argument '", name, ".col_stride' = ", a.col_stride, ": must be >= 1"));
+      return void(error = fail(rule(name, "col_stride"), "argument '", name, ".col_stride' = ", a.col_stride, ": must be >= 1"));
     if (m > 1 && a.row_stride < 1)
-      return void(error = fail("argument '", name, ".row_stride' = ", a.row_stride, ": must be >= 1"));
+      return void(error = fail(rule(name, "row_stride"), "argument '", name, ".row_stride' = ", a.row_stride, ": must be >= 1"));
     // overflow first: past this check no product of a count and a stride overflows
     const auto last = last_index(a.offset, m, m > 1 ? a.row_stride : 0, n, a.col_stride);
-    if (!last) return void(error = fail("argument '", name, "' layout overflows 64-bit indexing"));
+    if (!last) return void(error = fail(rule(name, "overflow"), "argument '", name, "' layout overflows 64-bit indexing"));
     // the elements must be distinct: rows side by side, or columns side by side
     const bool rows_apart = m == 1 || a.row_stride >= (n - 1) * a.col_stride + 1;
     const bool cols_apart = n == 1 || a.col_stride >= (m - 1) * a.row_stride + 1;
     if (!rows_apart && !cols_apart)
-      return void(error = fail("argument '", name, "' strides (row ", a.row_stride, ", col ", a.col_stride,
+      return void(error = fail(rule(name, "distinct"), "argument '", name, "' strides (row ", a.row_stride, ", col ", a.col_stride,
                                ") for ", m, "x", n, ": row_stride must be >= (n-1)*col_stride+1 = ",
                                (n - 1) * a.col_stride + 1, " (or col_stride >= (m-1)*row_stride+1)"));
     add_span(name, a.data, a.dtype, a.offset, *last, output);
@@ -67,12 +72,12 @@ class checker {
   void vector(const char* name, const nc_vector& a, std::int64_t count, bool output) {
     if (error || count == 0) return;
     if (a.data == nullptr)
-      return void(error = fail("argument '", name, "' is a null pointer: must point to ", count, " elements"));
-    if (a.offset < 0) return void(error = fail("argument '", name, ".offset' = ", a.offset, ": must be >= 0"));
+      return void(error = fail(rule(name, "null"), "argument '", name, "' is a null pointer: must point to ", count, " elements"));
+    if (a.offset < 0) return void(error = fail(rule(name, "offset"), "argument '", name, ".offset' = ", a.offset, ": must be >= 0"));
     if (count > 1 && a.stride < 1)
-      return void(error = fail("argument '", name, ".stride' = ", a.stride, ": must be >= 1"));
+      return void(error = fail(rule(name, "stride"), "argument '", name, ".stride' = ", a.stride, ": must be >= 1"));
     const auto last = last_index(a.offset, 1, 0, count, count > 1 ? a.stride : 0);
-    if (!last) return void(error = fail("argument '", name, "' layout overflows 64-bit indexing"));
+    if (!last) return void(error = fail(rule(name, "overflow"), "argument '", name, "' layout overflows 64-bit indexing"));
     add_span(name, a.data, a.dtype, a.offset, *last, output);
   }
 
@@ -90,7 +95,7 @@ class checker {
         const span &a = spans_[i], &b = spans_[j];
         if (i == j || !a.output || (b.output && j < i)) continue;
         if (a.first < b.last && b.first < a.last)
-          return void(error = fail("argument '", a.name, "' overlaps argument '", b.name,
+          return void(error = fail(rule(a.name, "overlap"), "argument '", a.name, "' overlaps argument '", b.name,
                                    "': an output must not share memory with any other operand"));
       }
   }
@@ -108,13 +113,13 @@ class checker {
 
 void sizes(checker& c, std::int64_t m, std::int64_t n) {
   if (c.error) return;
-  if (m < 0) c.error = fail("argument 'm' = ", m, ": must be >= 0");
-  else if (n < 1) c.error = fail("argument 'n' = ", n, ": must be >= 1");
+  if (m < 0) c.error = fail("m", "argument 'm' = ", m, ": must be >= 0");
+  else if (n < 1) c.error = fail("n", "argument 'n' = ", n, ": must be >= 1");
 }
 
 void gamma_dtype(checker& c, const char* name, nc_dtype gamma, nc_dtype x) {
   if (c.error || gamma == x || gamma == NC_F32) return;
-  c.error = fail("argument '", name, "' has dtype ", dtype_name(gamma), " with x in ", dtype_name(x),
+  c.error = fail("gamma.dtype_pair", "argument '", name, "' has dtype ", dtype_name(gamma), " with x in ", dtype_name(x),
                  ": must be x's dtype or fp32");
 }
 
@@ -124,7 +129,7 @@ std::optional<violation> check_forward(const nc_forward_args& a) {
   checker c;
   sizes(c, a.m, a.n);
   if (!c.error && !(std::isfinite(a.epsilon) && a.epsilon >= 0.0f))
-    c.error = fail("argument 'epsilon' = ", a.epsilon, ": must be finite and >= 0");
+    c.error = fail("epsilon", "argument 'epsilon' = ", a.epsilon, ": must be finite and >= 0");
   c.dtype_in("x", a.x.dtype);
   c.dtype_is("y", a.y.dtype, a.x.dtype, "y has x's dtype");
   c.dtype_in("gamma", a.gamma.dtype);
@@ -149,12 +154,12 @@ std::optional<violation> check_backward(const nc_backward_args& a, std::size_t w
   c.dtype_is("dgamma", a.dgamma.dtype, a.gamma.dtype, "dgamma has gamma's dtype");
   c.dtype_is("r", a.r.dtype, NC_F32, "r is fp32");
   if (!c.error && a.workspace_bytes < workspace_needed)
-    c.error = fail("argument 'workspace_bytes' = ", a.workspace_bytes, ": must be >= ", workspace_needed,
+    c.error = fail("workspace_bytes", "argument 'workspace_bytes' = ", a.workspace_bytes, ": must be >= ", workspace_needed,
                    " (what workspace_size reports for this call)");
   if (!c.error && workspace_needed > 0 && a.workspace == nullptr)
-    c.error = fail("argument 'workspace' is a null pointer: must point to ", workspace_needed, " bytes");
+    c.error = fail("workspace.null", "argument 'workspace' is a null pointer: must point to ", workspace_needed, " bytes");
   if (!c.error && workspace_needed > 0 && reinterpret_cast<std::uintptr_t>(a.workspace) % 16 != 0)
-    c.error = fail("argument 'workspace' = ", a.workspace, ": must be 16-byte aligned");
+    c.error = fail("workspace.align", "argument 'workspace' = ", a.workspace, ": must be 16-byte aligned");
   c.matrix("x", a.x, a.m, a.n, false);
   c.vector("gamma", a.gamma, a.n, false);
   c.matrix("dy", a.dy, a.m, a.n, false);

@@ -67,4 +67,13 @@ const std::vector<property>& all_properties();
 /// the property of a name, or null
 const property* find_property(const std::string& name);
 
+/// one way the contract property breaks a call: its sentence, the call it breaks, and the id of
+/// the rule it breaks in normcheck/contract_rules.hpp
+struct contract_breaker {
+  std::string name;
+  bool backward = false;
+  std::string rule_id;
+};
+std::vector<contract_breaker> contract_breakers();
+
 }  // namespace nc::harness

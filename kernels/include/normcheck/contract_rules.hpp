@@ -1,0 +1,90 @@
+// The contract's rules, one catalog: each rule's id ("x.offset"), the argument a rejection names
+// and the sentence of abi.h it enforces, with the calls it applies to. The shipped checker
+// (kernels/src/contract.cpp) starts each message with "[id] ", the contract property's breakers
+// cite the id they break, and the contract fuzzer's seeds and tags ("forward rejects x.offset")
+// are named by it; harness_test holds the three to this list. The fuzzers' model of the rules
+// stays an implementation of its own: only the vocabulary is shared.
+// Header-only, so a plugin, a fuzz target or a test uses it without linking.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace nc {
+
+/// the calls a rule applies to
+enum : std::uint8_t { rule_forward = 1, rule_backward = 2 };
+
+struct contract_rule {
+  std::string_view id;        ///< "x.offset": the argument, then the kind of rule
+  std::string_view argument;  ///< what a rejection names in quotes ('x', or a field of it)
+  std::string_view sentence;  ///< the rule, as abi.h states it
+  std::uint8_t calls;         ///< rule_forward, rule_backward or both
+};
+
+inline constexpr contract_rule contract_rules[] = {
+    {"m", "m", "M must be >= 0", rule_forward | rule_backward},
+    {"n", "n", "N must be >= 1", rule_forward | rule_backward},
+    {"epsilon", "epsilon", "epsilon must be finite and >= 0", rule_forward},
+    {"x.dtype", "x", "x must be fp32, fp16 or bf16", rule_forward | rule_backward},
+    {"gamma.dtype", "gamma", "gamma must be fp32, fp16 or bf16", rule_forward | rule_backward},
+    {"gamma.dtype_pair", "gamma", "gamma must be in x's dtype or fp32", rule_forward | rule_backward},
+    {"y.dtype", "y", "y must be in x's dtype", rule_forward},
+    {"dy.dtype", "dy", "dy must be in x's dtype", rule_backward},
+    {"dx.dtype", "dx", "dx must be in x's dtype", rule_backward},
+    {"dgamma.dtype", "dgamma", "dgamma must be in gamma's dtype", rule_backward},
+    {"r.dtype", "r", "r must be fp32", rule_forward | rule_backward},
+    {"x.null", "x", "x must point to its elements (non-NULL when it has any)", rule_forward | rule_backward},
+    {"x.offset", "x", "x.offset must be >= 0", rule_forward | rule_backward},
+    {"x.col_stride", "x", "x.col_stride must be >= 1", rule_forward | rule_backward},
+    {"x.row_stride", "x", "x.row_stride must be >= 1 when M > 1", rule_forward | rule_backward},
+    {"x.distinct", "x", "x's elements must be distinct (rows side by side, or columns)", rule_forward | rule_backward},
+    {"x.overflow", "x", "no element index of x may overflow int64", rule_forward | rule_backward},
+    {"gamma.null", "gamma", "gamma must point to its elements (non-NULL when it has any)", rule_forward | rule_backward},
+    {"gamma.offset", "gamma", "gamma.offset must be >= 0", rule_forward | rule_backward},
+    {"gamma.stride", "gamma", "gamma.stride must be >= 1 when it has more than one entry", rule_forward | rule_backward},
+    {"gamma.overflow", "gamma", "no element index of gamma may overflow int64", rule_forward | rule_backward},
+    {"y.null", "y", "y must point to its elements (non-NULL when it has any)", rule_forward},
+    {"y.offset", "y", "y.offset must be >= 0", rule_forward},
+    {"y.col_stride", "y", "y.col_stride must be >= 1", rule_forward},
+    {"y.row_stride", "y", "y.row_stride must be >= 1 when M > 1", rule_forward},
+    {"y.distinct", "y", "y's elements must be distinct (rows side by side, or columns)", rule_forward},
+    {"y.overflow", "y", "no element index of y may overflow int64", rule_forward},
+    {"r.null", "r", "r must point to its elements (non-NULL when it has any)", rule_forward | rule_backward},
+    {"r.offset", "r", "r.offset must be >= 0", rule_forward | rule_backward},
+    {"r.stride", "r", "r.stride must be >= 1 when it has more than one entry", rule_forward | rule_backward},
+    {"r.overflow", "r", "no element index of r may overflow int64", rule_forward | rule_backward},
+    {"dy.null", "dy", "dy must point to its elements (non-NULL when it has any)", rule_backward},
+    {"dy.offset", "dy", "dy.offset must be >= 0", rule_backward},
+    {"dy.col_stride", "dy", "dy.col_stride must be >= 1", rule_backward},
+    {"dy.row_stride", "dy", "dy.row_stride must be >= 1 when M > 1", rule_backward},
+    {"dy.distinct", "dy", "dy's elements must be distinct (rows side by side, or columns)", rule_backward},
+    {"dy.overflow", "dy", "no element index of dy may overflow int64", rule_backward},
+    {"dx.null", "dx", "dx must point to its elements (non-NULL when it has any)", rule_backward},
+    {"dx.offset", "dx", "dx.offset must be >= 0", rule_backward},
+    {"dx.col_stride", "dx", "dx.col_stride must be >= 1", rule_backward},
+    {"dx.row_stride", "dx", "dx.row_stride must be >= 1 when M > 1", rule_backward},
+    {"dx.distinct", "dx", "dx's elements must be distinct (rows side by side, or columns)", rule_backward},
+    {"dx.overflow", "dx", "no element index of dx may overflow int64", rule_backward},
+    {"dgamma.null", "dgamma", "dgamma must point to its elements (non-NULL when it has any)", rule_backward},
+    {"dgamma.offset", "dgamma", "dgamma.offset must be >= 0", rule_backward},
+    {"dgamma.stride", "dgamma", "dgamma.stride must be >= 1 when it has more than one entry", rule_backward},
+    {"dgamma.overflow", "dgamma", "no element index of dgamma may overflow int64", rule_backward},
+    {"y.overlap", "y", "y, an output, must share no byte with any other operand", rule_forward},
+    {"r.overlap", "r", "r, an output, must share no byte with any other operand", rule_forward},
+    {"dx.overlap", "dx", "dx, an output, must share no byte with any other operand", rule_backward},
+    {"dgamma.overlap", "dgamma", "dgamma, an output, must share no byte with any other operand", rule_backward},
+    {"workspace_bytes", "workspace_bytes", "workspace_bytes must be >= what workspace_size reports", rule_backward},
+    {"workspace.null", "workspace", "the workspace must be non-NULL when workspace_size reports > 0", rule_backward},
+    {"workspace.align", "workspace", "the workspace must be 16-byte aligned", rule_backward},
+    {"workspace.overlap", "workspace", "the workspace, an output, must share no byte with any operand", rule_backward},
+};
+
+/// the rule of an id, or null
+constexpr const contract_rule* find_contract_rule(std::string_view id) {
+  for (const contract_rule& r : contract_rules)
+    if (r.id == id) return &r;
+  return nullptr;
+}
+
+}  // namespace nc
