@@ -5,7 +5,6 @@
 
 #include <cstdlib>
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 
@@ -61,15 +60,14 @@ nc_status launch(void (*kernel)(P...), dim3 grid, dim3 block, void* stream, cons
   return NC_OK;
 }
 
-// blocks of this kernel that fit on the whole device at once. Asked once per device and
-// kernel: the occupancy query costs microseconds, and every backward call plans its grid.
+// blocks of this kernel that fit on the whole device at once. Asked once per OS thread,
+// device and kernel: the occupancy query costs microseconds, and every backward call and
+// workspace query plans its grid (a lookup in a map of this thread's own, no lock)
 template <class... P>
 std::int64_t resident_blocks(void (*kernel)(P...), int threads) {
-  static std::mutex lock;
-  static std::map<std::pair<int, const void*>, std::int64_t> known;
+  thread_local std::map<std::pair<int, const void*>, std::int64_t> known;
   int device = 0;
   cudaGetDevice(&device);
-  const std::lock_guard<std::mutex> hold(lock);
   auto [it, fresh] = known.try_emplace({device, reinterpret_cast<const void*>(kernel)}, 0);
   if (fresh) {
     int sms = 0, per_sm = 0;
@@ -79,6 +77,11 @@ std::int64_t resident_blocks(void (*kernel)(P...), int threads) {
   }
   return it->second;
 }
+
+// the largest M*N of a small call, which latency bounds, not bandwidth: its strided rows stay
+// in registers (occupancy matters little), and with M <= 256 its backward is one launch
+// without a partial table (the column blocks read x and dy again, from L2 at this size)
+constexpr std::int64_t small_call_elements = std::int64_t(1) << 18;
 
 #else
 
@@ -99,6 +102,9 @@ template <class... P>
 std::int64_t resident_blocks(void (*)(P...), int) {
   return 16;
 }
+
+// small, so that the property campaign's cases (mostly M*N <= 4096) take both builds
+constexpr std::int64_t small_call_elements = 1024;
 
 #endif
 

@@ -24,7 +24,12 @@ struct backward_params {
   const T* dy; std::int64_t dy_row, dy_col;
   const float* r; std::int64_t r_stride;
   T* dx; std::int64_t dx_row, dx_col;
-  float* partial; // one row of n fp32 per row slot of the grid: the dgamma partial sums
+  // the grid's first row_blocks blocks take rows. With a partial table (one row of n fp32 per
+  // row slot: the dgamma partial sums) that is the whole grid; without one (partial null: the
+  // one-launch backward of small calls) the blocks after them sum dgamma's columns themselves
+  std::int64_t row_blocks;
+  float* partial;
+  G* dgamma; std::int64_t dgamma_stride;
 };
 
 template <class G>

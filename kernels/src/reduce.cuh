@@ -1,7 +1,7 @@
 // Row sums: the threads of one row combine their fp32 partial sums.
-// A row is RT consecutive threads, RT a multiple of 32 (or exactly 32 with several
-// rows per block). Every thread of the row gets the same bits: the warp stage is a
-// butterfly, and the shared-memory stage sums the warp totals in one fixed order.
+// A row is RT consecutive threads, RT a multiple of 32; a block holds one or several
+// rows. Every thread of the row gets the same bits: the warp stage is a butterfly, and
+// the shared-memory stage sums the warp totals in one fixed order.
 #pragma once
 
 #include "platform.cuh"
@@ -16,12 +16,13 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
-// RT threads per row; when RT > 32 the block holds exactly one row.
+// RT threads per row. When RT > 32 the barriers are the block's: every row of the block
+// (every thread) calls it together, each row with its own warp_totals.
 template <int RT>
 __device__ __forceinline__ float row_sum(float v, float* warp_totals /* RT / 32 entries */) {
   v = warp_sum(v);
   if constexpr (RT > warp_size) {
-    const int warp = threadIdx.x / warp_size;
+    const int warp = threadIdx.x % RT / warp_size;
     if (threadIdx.x % warp_size == 0) warp_totals[warp] = v;
     __syncthreads();
     v = 0.0f;

@@ -5,34 +5,40 @@
 //   dgamma partial[slot][j] += dy * x * r  over the rows the slot handles
 //
 // The grid is persistent: row slot s (block b, warp w when RT == 32) handles rows
-// s, s + S, s + 2S, ... with S the number of slots, so the partial table is S x N fp32,
-// never M x N. A slot's thread owns the same columns in every row, which is what lets
+// s, s + S, s + 2S, ... with S the number of slots, so the partial table is at most S x N
+// fp32, never M x N. A slot's thread owns the same columns in every row, which is what lets
 // it accumulate its columns of dgamma without atomics or races. dgamma_reduce then sums
 // the S partials of each column in a fixed order, so dgamma is bit-identical run to run.
+// A small call has no table and one launch: its grid ends in column blocks that sum dgamma
+// from x, dy and r themselves (column_dgamma, rmsnorm_dgamma.cuh).
 //
-// backward_vector   16-byte accesses (same preconditions as forward_vector). MAXV vectors
-//                   a thread; CACHE keeps x and dy in registers between the passes.
-//                   The dgamma partials live in registers until the slot is done.
+// backward_vector   16-byte accesses (same preconditions as forward_vector). ROWS row slots
+//                   of RT threads a block, MAXV vectors a thread; CACHE keeps x and dy in
+//                   registers between the passes.
+//                   The dgamma partials live in registers until the slot is done; then
+//                   a block's slots add theirs up: one row of the table a block.
 // backward_strided  any layout; the partials accumulate in the slot's row of the table.
+//                   MAXE elements a thread of x, dy and gamma stay in registers between
+//                   the passes (rows up to MAXE * RT are read once).
 #pragma once
 
 #include "dtype.cuh"
 #include "params.cuh"
 #include "reduce.cuh"
+#include "rmsnorm_dgamma.cuh"
 #include "rmsnorm_forward.cuh"
 
 namespace nc {
 
-template <class T, class G, int RT, int MAXV, bool CACHE>
-__global__ void __launch_bounds__(block_threads<RT>) backward_vector(backward_params<T, G> p) {
+template <class T, class G, int RT, int ROWS, int MAXV, bool CACHE>
+__global__ void __launch_bounds__(RT * ROWS) backward_vector(backward_params<T, G> p) {
   constexpr int W = vector_width<T>;
-  constexpr int ROWS = rows_per_block<RT>;
   __shared__ float warp_totals[ROWS][RT / warp_size];
   follow_prior_grid();
+  if (blockIdx.x >= p.row_blocks) return column_dgamma(p, blockIdx.x - p.row_blocks);
   const int lane = threadIdx.x % RT;
   const int slot = threadIdx.x / RT;
   const std::int64_t vectors = p.n / W;
-  const std::int64_t first = std::int64_t(blockIdx.x) * ROWS + slot;
 
   float acc[MAXV][W];
 #pragma unroll
@@ -40,12 +46,16 @@ __global__ void __launch_bounds__(block_threads<RT>) backward_vector(backward_pa
 #pragma unroll
     for (int e = 0; e < W; ++e) acc[k][e] = 0.0f;
 
-  for (std::int64_t row = first; row < p.m; row += std::int64_t(gridDim.x) * ROWS) {
+  // the slots of a block go through the rows together (with RT > 32 their reductions share
+  // the block's barriers); a slot past the last row has no vectors in it
+  for (std::int64_t base = std::int64_t(blockIdx.x) * ROWS; base < p.m; base += p.row_blocks * ROWS) {
+    const std::int64_t row = base + slot;
+    const std::int64_t row_vectors = row < p.m ? vectors : 0;
     const T* x = p.x + row * p.x_row;
     const T* dy = p.dy + row * p.dy_row;
     T* dx = p.dx + row * p.dx_row;
     // read before the reduction's barriers, so its latency hides behind them
-    const float r = p.r[row * p.r_stride];
+    const float r = row < p.m ? p.r[row * p.r_stride] : 0.0f;
 
     // pass 1: s = sum(u * x)
     uint4 xs[CACHE ? MAXV : 1], dys[CACHE ? MAXV : 1];
@@ -53,7 +63,7 @@ __global__ void __launch_bounds__(block_threads<RT>) backward_vector(backward_pa
 #pragma unroll
     for (int k = 0; k < MAXV; ++k) {
       const std::int64_t v = lane + std::int64_t(k) * RT;
-      if (v < vectors) {
+      if (v < row_vectors) {
         const uint4 xb = load16(x + v * W), dyb = load16(dy + v * W);
         if constexpr (CACHE) { xs[k] = xb; dys[k] = dyb; }
         float xf[W], dyf[W], g[W];
@@ -74,7 +84,7 @@ __global__ void __launch_bounds__(block_threads<RT>) backward_vector(backward_pa
 #pragma unroll
     for (int k = 0; k < MAXV; ++k) {
       const std::int64_t v = lane + std::int64_t(k) * RT;
-      if (v < vectors) {
+      if (v < row_vectors) {
         float xf[W], dyf[W], g[W], o[W];
         if constexpr (CACHE) {
           unpack<T>(xs[k], xf);
@@ -94,8 +104,31 @@ __global__ void __launch_bounds__(block_threads<RT>) backward_vector(backward_pa
     }
   }
 
-  // a slot with no rows still writes its zeros: the reduction reads every slot
-  float* partial = p.partial + first * p.n;
+  if (p.partial == nullptr) return;
+  // a block of several row slots writes one row of the table: its slots add their partials
+  // into slot 0's, in slot order
+  if constexpr (ROWS > 1) {
+    __shared__ float later_slots[ROWS - 1][RT * W];
+#pragma unroll
+    for (int k = 0; k < MAXV; ++k) {
+      if (slot > 0) {
+#pragma unroll
+        for (int e = 0; e < W; ++e) later_slots[slot - 1][lane * W + e] = acc[k][e];
+      }
+      __syncthreads();
+      if (slot == 0) {
+        for (int w = 0; w < ROWS - 1; ++w) {
+#pragma unroll
+          for (int e = 0; e < W; ++e) acc[k][e] += later_slots[w][lane * W + e];
+        }
+      }
+      // read before the next k overwrites them
+      __syncthreads();
+    }
+    if (slot > 0) return;
+  }
+  // a block with no rows still writes its zeros: the reduction reads every row
+  float* partial = p.partial + std::int64_t(blockIdx.x) * p.n;
 #pragma unroll
   for (int k = 0; k < MAXV; ++k) {
     const std::int64_t v = lane + std::int64_t(k) * RT;
@@ -111,39 +144,67 @@ __global__ void __launch_bounds__(block_threads<RT>) backward_vector(backward_pa
   }
 }
 
-template <class T, class G, int RT>
+template <class T, class G, int RT, int MAXE>
 __global__ void __launch_bounds__(block_threads<RT>) backward_strided(backward_params<T, G> p) {
   constexpr int ROWS = rows_per_block<RT>;
   __shared__ float warp_totals[ROWS][RT / warp_size];
   follow_prior_grid();
+  if (blockIdx.x >= p.row_blocks) return column_dgamma(p, blockIdx.x - p.row_blocks);
   const int lane = threadIdx.x % RT;
   const int slot = threadIdx.x / RT;
   const std::int64_t first = std::int64_t(blockIdx.x) * ROWS + slot;
-  float* partial = p.partial + first * p.n;
+  float* partial = p.partial == nullptr ? nullptr : p.partial + first * p.n;
 
   // the thread that zeroes a column is the one that accumulates it: no barrier needed
-  for (std::int64_t j = lane; j < p.n; j += RT) partial[j] = 0.0f;
+  if (partial != nullptr)
+    for (std::int64_t j = lane; j < p.n; j += RT) partial[j] = 0.0f;
 
-  for (std::int64_t row = first; row < p.m; row += std::int64_t(gridDim.x) * ROWS) {
+  for (std::int64_t row = first; row < p.m; row += p.row_blocks * ROWS) {
     const T* x = p.x + row * p.x_row;
     const T* dy = p.dy + row * p.dy_row;
     T* dx = p.dx + row * p.dx_row;
+    const float r = p.r[row * p.r_stride];
+    // element j of the row: x, dy and gamma as fp32
+    auto load = [&](std::int64_t j, float& xf, float& dyf, float& g) {
+      xf = to_float(x[j * p.x_col]);
+      dyf = to_float(dy[j * p.dy_col]);
+      g = to_float(p.gamma[j * p.gamma_stride]);
+    };
 
+    // pass 1: s = sum(u * x). A thread's first MAXE elements stay in registers for pass 2;
+    // any further ones are read again. The order of the sum is j's either way
+    float xs[MAXE > 0 ? MAXE : 1], dys[MAXE > 0 ? MAXE : 1], gs[MAXE > 0 ? MAXE : 1];
     float s = 0.0f;
-    for (std::int64_t j = lane; j < p.n; j += RT) {
-      const float u = to_float(dy[j * p.dy_col]) * to_float(p.gamma[j * p.gamma_stride]);
-      s = fmaf(u, to_float(x[j * p.x_col]), s);
+#pragma unroll
+    for (int k = 0; k < MAXE; ++k) {
+      const std::int64_t j = lane + std::int64_t(k) * RT;
+      if (j < p.n) {
+        load(j, xs[k], dys[k], gs[k]);
+        s = fmaf(dys[k] * gs[k], xs[k], s);
+      }
+    }
+    for (std::int64_t j = lane + std::int64_t(MAXE) * RT; j < p.n; j += RT) {
+      float xf, dyf, g;
+      load(j, xf, dyf, g);
+      s = fmaf(dyf * g, xf, s);
     }
     s = row_sum<RT>(s, warp_totals[slot]);
-    const float r = p.r[row * p.r_stride];
     const float c = s / static_cast<float>(p.n) * r * r;
 
-    for (std::int64_t j = lane; j < p.n; j += RT) {
-      const float xf = to_float(x[j * p.x_col]);
-      const float dyf = to_float(dy[j * p.dy_col]);
-      const float g = to_float(p.gamma[j * p.gamma_stride]);
+    // pass 2: dx, and this row's share of dgamma
+    auto emit = [&](std::int64_t j, float xf, float dyf, float g) {
       dx[j * p.dx_col] = from_float<T>(r * (dyf * g) - (xf * r) * c);
-      partial[j] += dyf * xf * r;
+      if (partial != nullptr) partial[j] += dyf * xf * r;
+    };
+#pragma unroll
+    for (int k = 0; k < MAXE; ++k) {
+      const std::int64_t j = lane + std::int64_t(k) * RT;
+      if (j < p.n) emit(j, xs[k], dys[k], gs[k]);
+    }
+    for (std::int64_t j = lane + std::int64_t(MAXE) * RT; j < p.n; j += RT) {
+      float xf, dyf, g;
+      load(j, xf, dyf, g);
+      emit(j, xf, dyf, g);
     }
   }
 }

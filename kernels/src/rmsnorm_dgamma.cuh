@@ -1,7 +1,13 @@
 // dgamma[j] = sum over the partial table's rows of partial[s][j]: a SUM over rows,
-// never a mean. A block covers 32 columns with 8 slices of rows; slice k sums rows
-// k, k+8, ... in order, then thread k == 0 adds the 8 slice sums in order. The order
+// never a mean. A block covers 8 columns with 32 slices of rows; slice k sums rows
+// k, k+32, ... in order, then thread k == 0 adds the 32 slice sums in order. The order
 // is fixed by the table's shape alone, so the result is bit-identical run to run.
+// A table holds thousands of rows: many short slices, each with several loads in flight,
+// keep its read from waiting on L2 latency (a warp reads 4 rows of 32 bytes).
+//
+// column_dgamma is the same sum taken straight from x, dy and r, for the one-launch
+// backward of small calls: the column blocks at the end of the backward's grid each take
+// blockDim / 16 columns with 16 slices of rows. Its order is fixed by M alone.
 #pragma once
 
 #include "dtype.cuh"
@@ -9,8 +15,25 @@
 
 namespace nc {
 
-constexpr int dgamma_columns = 32;
-constexpr int dgamma_slices = 8;
+constexpr int dgamma_columns = 8;
+constexpr int dgamma_slices = 32;
+
+// a block's slices combine: each thread's sum goes to slice_sums[slice][col_in_block], then
+// slice 0 adds its column's sums in slice order and writes dgamma[j]
+template <int SLICES, int COLUMNS, class G>
+__device__ __forceinline__ void combine_slices(float (&slice_sums)[SLICES][COLUMNS], int slice, int col_in_block,
+                                               float sum, std::int64_t j, std::int64_t n, G* dgamma,
+                                               std::int64_t dgamma_stride) {
+  slice_sums[slice][col_in_block] = sum;
+  __syncthreads();
+
+  if (slice == 0 && j < n) {
+    float total = 0.0f;
+#pragma unroll
+    for (int k = 0; k < SLICES; ++k) total += slice_sums[k][col_in_block];
+    dgamma[j * dgamma_stride] = from_float<G>(total);
+  }
+}
 
 template <class G>
 __global__ void __launch_bounds__(dgamma_columns * dgamma_slices) dgamma_reduce(dgamma_params<G> p) {
@@ -21,17 +44,31 @@ __global__ void __launch_bounds__(dgamma_columns * dgamma_slices) dgamma_reduce(
   const std::int64_t j = std::int64_t(blockIdx.x) * dgamma_columns + col_in_block;
 
   float sum = 0.0f;
-  if (j < p.n)
+  if (j < p.n) {
+#pragma unroll 4
     for (std::int64_t s = slice; s < p.partial_rows; s += dgamma_slices) sum += p.partial[s * p.n + j];
-  slice_sums[slice][col_in_block] = sum;
-  __syncthreads();
-
-  if (slice == 0 && j < p.n) {
-    float total = 0.0f;
-#pragma unroll
-    for (int k = 0; k < dgamma_slices; ++k) total += slice_sums[k][col_in_block];
-    p.dgamma[j * p.dgamma_stride] = from_float<G>(total);
   }
+  combine_slices(slice_sums, slice, col_in_block, sum, j, p.n, p.dgamma, p.dgamma_stride);
+}
+
+// the backward's column blocks (rmsnorm_backward.cuh): blockDim.x is 128, 256 or 512
+constexpr int column_slices = 16;
+
+template <class T, class G>
+__device__ __forceinline__ void column_dgamma(const backward_params<T, G>& p, std::int64_t tile) {
+  __shared__ float slice_sums[column_slices][512 / column_slices];
+  const int columns = int(blockDim.x) / column_slices;
+  const int col_in_block = threadIdx.x % columns;
+  const int slice = threadIdx.x / columns;
+  const std::int64_t j = tile * columns + col_in_block;
+
+  float sum = 0.0f;
+  if (j < p.n) {
+#pragma unroll 4
+    for (std::int64_t i = slice; i < p.m; i += column_slices)
+      sum += to_float(p.dy[i * p.dy_row + j * p.dy_col]) * to_float(p.x[i * p.x_row + j * p.x_col]) * p.r[i * p.r_stride];
+  }
+  combine_slices(slice_sums, slice, col_in_block, sum, j, p.n, p.dgamma, p.dgamma_stride);
 }
 
 }  // namespace nc

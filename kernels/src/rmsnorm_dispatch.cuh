@@ -8,19 +8,23 @@
 //             vector-block512  512 threads per row, x in registers              <= 4096
 //             vector-block1024 1024 threads per row, x in registers             <= 8192
 //             vector-reload    1024 threads per row, x read twice               longer rows
-//             strided-warp / strided-block   any layout (N <= 1024 / longer)
+//             strided-warp / strided-block   any layout (N <= 1024 / longer); a small
+//                              call's rows (up to 1024 / 4096 elements) held in registers
 //   backward  vector-warp (<= 128), vector-block128 (<= 512), vector-block256 (<= 1024),
 //             all with x and dy in registers; vector-block512 (<= 4096, x and dy read
-//             twice); else strided-warp / strided-block.
+//             twice); else strided-warp / strided-block (registers as the forward's).
+//             A small call is one launch without workspace (one_launch_backward).
 // Each vector path gives a thread 4 to 8 vectors where the row allows: that many 16-byte
 // loads in flight per thread is what keeps HBM busy at this occupancy.
 // The vector paths need every operand unit-stride with 16-byte aligned rows and N a
 // multiple of the vector width. A path depends on N and the layout, never on M, so a
-// row computes the same bits wherever it sits and however many rows come with it.
+// row computes the same bits wherever it sits and however many rows come with it (M
+// picks only how dgamma is summed).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 #include "contract.hpp"
 #include "launch.cuh"
@@ -105,6 +109,10 @@ inline path backward_path(const nc_backward_args& a) {
   return a.n <= 1024 ? path::strided_warp : path::strided_block;
 }
 
+// A small call (launch.cuh) keeps its strided rows in registers; the same arithmetic in
+// another build, so a row gives the same bits either way
+inline bool small_call(std::int64_t m, std::int64_t n) { return n >= 1 && m <= small_call_elements / n; }
+
 template <class K>
 nc_status launch_rows(K kernel, int rt, std::int64_t m, std::int64_t grid_cap, void* stream, const char* what,
                       auto params) {
@@ -140,39 +148,92 @@ nc_status forward_typed(const nc_forward_args& a) {
     case path::vector_block512: return launch_rows(forward_vector<T, G, 512, 8>, 512, a.m, cap, a.stream, what, p);
     case path::vector_block1024: return launch_rows(forward_vector<T, G, 1024, 8>, 1024, a.m, cap, a.stream, what, p);
     case path::vector_reload: return launch_rows(forward_vector<T, G, 1024, 0>, 1024, a.m, cap, a.stream, what, p);
-    case path::strided_warp: return launch_rows(forward_strided<T, G, 32>, 32, a.m, cap, a.stream, what, p);
-    default: return launch_rows(forward_strided<T, G, 256>, 256, a.m, cap, a.stream, what, p);
+    // a small call's strided rows of up to 8 (32, 16) elements a thread stay in registers
+    case path::strided_warp:
+      if (!small_call(a.m, a.n)) return launch_rows(forward_strided<T, G, 32, 0>, 32, a.m, cap, a.stream, what, p);
+      return a.n <= 32 * 8 ? launch_rows(forward_strided<T, G, 32, 8>, 32, a.m, cap, a.stream, what, p)
+                           : launch_rows(forward_strided<T, G, 32, 32>, 32, a.m, cap, a.stream, what, p);
+    default:
+      return small_call(a.m, a.n) ? launch_rows(forward_strided<T, G, 256, 16>, 256, a.m, cap, a.stream, what, p)
+                                  : launch_rows(forward_strided<T, G, 256, 0>, 256, a.m, cap, a.stream, what, p);
   }
 }
 
+// the backward kernel a path runs (every build has the same signature)
+template <class T, class G>
+using backward_kernel = void (*)(backward_params<T, G>);
+
+// a backward path's block: row slots of rt threads. The 128- and 256-thread rows share
+// 512-thread blocks, so a block's slots add their dgamma partials into one row of the table
+// (four or two times fewer rows to write and read than a block a slot)
+struct backward_shape {
+  int rt, rows;
+};
+
+inline backward_shape shape_of(path choice) {
+  switch (choice) {
+    case path::vector_warp: case path::strided_warp: return {32, 4};
+    case path::vector_block128: return {128, 4};
+    case path::vector_block256: return {256, 2};
+    case path::vector_block512: return {512, 1};
+    default: return {256, 1};
+  }
+}
+
+template <class T, class G>
+backward_kernel<T, G> backward_build(path choice, std::int64_t m, std::int64_t n) {
+  const bool registers = small_call(m, n);
+  switch (choice) {
+    case path::vector_warp: return backward_vector<T, G, 32, 4, 4, true>;
+    case path::vector_block128: return backward_vector<T, G, 128, 4, 4, true>;
+    case path::vector_block256: return backward_vector<T, G, 256, 2, 4, true>;
+    case path::vector_block512: return backward_vector<T, G, 512, 1, 8, false>;
+    // a small call's rows of up to 8 (32, 16) elements a thread stay in registers
+    case path::strided_warp:
+      return !registers ? backward_strided<T, G, 32, 0>
+             : n <= 32 * 8 ? backward_strided<T, G, 32, 8> : backward_strided<T, G, 32, 32>;
+    default: return registers ? backward_strided<T, G, 256, 16> : backward_strided<T, G, 256, 0>;
+  }
+}
+
+// A small call of M <= 256 rows is one backward launch with no workspace: row blocks for dx,
+// then column blocks for dgamma (column_dgamma). Any other call has a persistent grid of row
+// blocks writing the partial table, then dgamma_reduce. Both run the same dx code.
+inline bool one_launch_backward(std::int64_t m, std::int64_t n) { return m <= 256 && small_call(m, n); }
+
 // the backward grid and its dgamma partial table, for a call's m, n and layout
+template <class T, class G>
 struct backward_plan {
   path choice;
-  int rt;
-  std::int64_t grid;   // blocks
-  std::int64_t slots;  // rows of the partial table
+  backward_kernel<T, G> kernel;
+  int threads;              // a block
+  std::int64_t row_blocks;  // the blocks that take rows
+  std::int64_t grid;        // row blocks, then column blocks on the one-launch backward
+  std::int64_t slots;       // rows of the partial table; 0: none (one launch)
 };
 
 template <class T, class G>
-backward_plan plan_backward(const nc_backward_args& a) {
+backward_plan<T, G> plan_backward(const nc_backward_args& a) {
   const path choice = backward_path(a);
-  int rt = 256;
-  std::int64_t resident = 0;
-  switch (choice) {
-    case path::vector_warp: rt = 32; resident = resident_blocks(backward_vector<T, G, 32, 4, true>, 128); break;
-    case path::vector_block128: rt = 128; resident = resident_blocks(backward_vector<T, G, 128, 4, true>, 128); break;
-    case path::vector_block256: rt = 256; resident = resident_blocks(backward_vector<T, G, 256, 4, true>, 256); break;
-    case path::vector_block512: rt = 512; resident = resident_blocks(backward_vector<T, G, 512, 8, false>, 512); break;
-    case path::strided_warp: rt = 32; resident = resident_blocks(backward_strided<T, G, 32>, 128); break;
-    default: rt = 256; resident = resident_blocks(backward_strided<T, G, 256>, 256); break;
+  const backward_shape shape = shape_of(choice);
+  const int threads = shape.rt * shape.rows;
+  const std::int64_t rows = shape.rows;
+  const backward_kernel<T, G> kernel = backward_build<T, G>(choice, a.m, a.n);
+  if (one_launch_backward(a.m, a.n)) {
+    const std::int64_t row_blocks = (a.m + rows - 1) / rows;
+    const std::int64_t columns = threads / column_slices;
+    return {choice, kernel, threads, row_blocks, row_blocks + (a.n + columns - 1) / columns, 0};
   }
-  const std::int64_t rows = rt < 128 ? 128 / rt : 1;
-  const std::int64_t grid = std::min((a.m + rows - 1) / rows, std::max<std::int64_t>(resident, 1));
-  return {choice, rt, grid, grid * rows};
+  const std::int64_t resident = std::max<std::int64_t>(resident_blocks(kernel, threads), 1);
+  const std::int64_t grid = std::min((a.m + rows - 1) / rows, resident);
+  // a vector block writes one row of the table, a strided one a row per slot
+  const bool vector = choice != path::strided_warp && choice != path::strided_block;
+  return {choice, kernel, threads, grid, grid, vector ? grid : grid * rows};
 }
 
 // SIZE_MAX when the table would not fit in size_t: no workspace satisfies that call
-inline std::size_t partial_bytes(const backward_plan& plan, std::int64_t n) {
+template <class T, class G>
+std::size_t partial_bytes(const backward_plan<T, G>& plan, std::int64_t n) {
   const std::size_t per_slot_limit = SIZE_MAX / sizeof(float) / std::size_t(std::max<std::int64_t>(plan.slots, 1));
   if (std::size_t(n) > per_slot_limit) return SIZE_MAX;
   return std::size_t(plan.slots) * std::size_t(n) * sizeof(float);
@@ -186,32 +247,20 @@ T* first_element(void* data, std::int64_t offset) {
 }
 
 template <class T, class G>
-nc_status backward_typed(const nc_backward_args& a) {
-  const backward_plan plan = plan_backward<T, G>(a);
-  float* partial = static_cast<float*>(a.workspace);
+nc_status backward_typed(const nc_backward_args& a, const backward_plan<T, G>& plan) {
+  float* partial = plan.slots > 0 ? static_cast<float*>(a.workspace) : nullptr;
+  G* dgamma = static_cast<G*>(a.dgamma.data) + a.dgamma.offset;
   const backward_params<T, G> p{a.m, a.n,
                                 first_element<const T>(a.x.data, a.x.offset), a.x.row_stride, a.x.col_stride,
                                 first_element<const G>(a.gamma.data, a.gamma.offset), a.gamma.stride,
                                 first_element<const T>(a.dy.data, a.dy.offset), a.dy.row_stride, a.dy.col_stride,
                                 first_element<const float>(a.r.data, a.r.offset), a.r.stride,
                                 first_element<T>(a.dx.data, a.dx.offset), a.dx.row_stride, a.dx.col_stride,
-                                partial};
-  if (plan.grid > 0) {
-    const dim3 grid(unsigned(plan.grid)), block(unsigned(plan.rt < 128 ? 128 : plan.rt));
-    const char* what = path_name(plan.choice);
-    nc_status s = NC_OK;
-    switch (plan.choice) {
-      case path::vector_warp: s = launch(backward_vector<T, G, 32, 4, true>, grid, block, a.stream, what, p); break;
-      case path::vector_block128: s = launch(backward_vector<T, G, 128, 4, true>, grid, block, a.stream, what, p); break;
-      case path::vector_block256: s = launch(backward_vector<T, G, 256, 4, true>, grid, block, a.stream, what, p); break;
-      case path::vector_block512: s = launch(backward_vector<T, G, 512, 8, false>, grid, block, a.stream, what, p); break;
-      case path::strided_warp: s = launch(backward_strided<T, G, 32>, grid, block, a.stream, what, p); break;
-      default: s = launch(backward_strided<T, G, 256>, grid, block, a.stream, what, p); break;
-    }
-    if (s != NC_OK) return s;
-  }
-  const dgamma_params<G> d{a.n, plan.slots, partial, static_cast<G*>(a.dgamma.data) + a.dgamma.offset,
-                           a.dgamma.stride};
+                                plan.row_blocks, partial, dgamma, a.dgamma.stride};
+  const nc_status s = launch(plan.kernel, dim3(unsigned(plan.grid)), dim3(unsigned(plan.threads)), a.stream,
+                            path_name(plan.choice), p);
+  if (s != NC_OK || plan.slots == 0) return s;  // one launch: its column blocks wrote dgamma
+  const dgamma_params<G> d{a.n, plan.slots, partial, dgamma, a.dgamma.stride};
   const dim3 grid(unsigned((a.n + dgamma_columns - 1) / dgamma_columns));
   return launch(dgamma_reduce<G>, grid, dim3(dgamma_columns * dgamma_slices), a.stream, "dgamma-reduce", d);
 }
@@ -225,6 +274,7 @@ inline nc_status workspace_size(const nc_backward_args& a, std::size_t* bytes) {
                    ": need m >= 0 and n >= 1");
     return NC_ERR_INVALID_ARGUMENT;
   }
+  if (one_launch_backward(a.m, a.n)) return NC_OK;  // no table, and no device query
   return with_types(a.x.dtype, a.gamma.dtype, [&](auto t, auto g) {
     using T = typename decltype(t)::type;
     using G = typename decltype(g)::type;
@@ -245,15 +295,19 @@ inline nc_status forward(const nc_forward_args& a) {
 
 inline nc_status backward(const nc_backward_args& a) {
   // the workspace rule needs the plan; a call too broken to plan fails an earlier rule
-  std::size_t needed = 0;
-  if (a.m >= 0 && a.n >= 1 && supported_types(a.x.dtype, a.gamma.dtype))
-    if (nc_status s = workspace_size(a, &needed); s != NC_OK) return s;
-  if (auto v = check_backward(a, needed)) {
+  const auto reject = [](const std::optional<violation>& v) {
     set_last_error(v->message);
     return NC_ERR_INVALID_ARGUMENT;
+  };
+  if (!(a.m >= 0 && a.n >= 1 && supported_types(a.x.dtype, a.gamma.dtype))) {
+    if (auto v = check_backward(a, 0)) return reject(v);
   }
   return with_types(a.x.dtype, a.gamma.dtype, [&](auto t, auto g) {
-    return backward_typed<typename decltype(t)::type, typename decltype(g)::type>(a);
+    using T = typename decltype(t)::type;
+    using G = typename decltype(g)::type;
+    const backward_plan<T, G> plan = plan_backward<T, G>(a);
+    if (auto v = check_backward(a, partial_bytes(plan, a.n))) return reject(v);
+    return backward_typed<T, G>(a, plan);
   });
 }
 

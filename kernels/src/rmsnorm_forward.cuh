@@ -5,7 +5,9 @@
 //                  keeps its MAXV vectors of x in registers between the two passes
 //                  (and with MAXV <= 4 its gamma, for all rows); with MAXV == 0 (rows
 //                  too long for registers) it reads them again.
-// forward_strided  any strides, offsets and alignment; one element per access.
+// forward_strided  any strides, offsets and alignment; one element per access. With MAXE > 0
+//                  a thread keeps up to MAXE elements of x and gamma in registers, so a row
+//                  of up to MAXE * RT elements is read once and gamma's loads overlap x's.
 // RT threads share a row; RT == 32 puts several rows (one per warp) in a block.
 #pragma once
 
@@ -97,7 +99,7 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_vector(forward_para
   }
 }
 
-template <class T, class G, int RT>
+template <class T, class G, int RT, int MAXE>
 __global__ void __launch_bounds__(block_threads<RT>) forward_strided(forward_params<T, G> p) {
   constexpr int ROWS = rows_per_block<RT>;
   __shared__ float warp_totals[ROWS][RT / warp_size];
@@ -109,19 +111,44 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_strided(forward_par
        row += std::int64_t(gridDim.x) * ROWS) {
     const T* x = p.x + row * p.x_row;
     T* y = p.y + row * p.y_row;
+    // element j of the row: x and gamma as fp32
+    auto load = [&](std::int64_t j, float& v, float& g) {
+      v = to_float(x[j * p.x_col]);
+      g = to_float(p.gamma[j * p.gamma_stride]);
+    };
 
+    // a thread's first MAXE elements (columns lane, lane + RT, ...) stay in registers between
+    // the passes, gamma's with them; any further ones are read again. The order of the sum is
+    // j's either way
+    float xs[MAXE > 0 ? MAXE : 1], gs[MAXE > 0 ? MAXE : 1];
     float ss = 0.0f;
-    for (std::int64_t j = lane; j < p.n; j += RT) {
-      const float v = to_float(x[j * p.x_col]);
+#pragma unroll
+    for (int k = 0; k < MAXE; ++k) {
+      const std::int64_t j = lane + std::int64_t(k) * RT;
+      if (j < p.n) {
+        load(j, xs[k], gs[k]);
+        ss = fmaf(xs[k], xs[k], ss);
+      }
+    }
+    for (std::int64_t j = lane + std::int64_t(MAXE) * RT; j < p.n; j += RT) {
+      float v, g;
+      load(j, v, g);
       ss = fmaf(v, v, ss);
     }
     ss = row_sum<RT>(ss, warp_totals[slot]);
     const float r = rsqrtf(ss / static_cast<float>(p.n) + p.epsilon);
     if (lane == 0) p.r[row * p.r_stride] = r;
 
-    for (std::int64_t j = lane; j < p.n; j += RT) {
-      const float v = to_float(x[j * p.x_col]);
-      y[j * p.y_col] = from_float<T>(v * r * to_float(p.gamma[j * p.gamma_stride]));
+    auto emit = [&](std::int64_t j, float v, float g) { y[j * p.y_col] = from_float<T>(v * r * g); };
+#pragma unroll
+    for (int k = 0; k < MAXE; ++k) {
+      const std::int64_t j = lane + std::int64_t(k) * RT;
+      if (j < p.n) emit(j, xs[k], gs[k]);
+    }
+    for (std::int64_t j = lane + std::int64_t(MAXE) * RT; j < p.n; j += RT) {
+      float v, g;
+      load(j, v, g);
+      emit(j, v, g);
     }
   }
 }

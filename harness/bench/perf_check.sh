@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The kernels' performance figures in one call, ON the GPU machine from the repo root, given a
+# cuda build made on the development machine (BUILD, default build/cuda). Under $OUT:
+#   graph.log    graph_test: forward and forward+backward captured in a CUDA graph and replayed
+#                bit-exact, with each shape's launch count and microseconds a call (stream, graph)
+#   bench/       `normcheck bench` on the issue's shapes in every dtype (PEERS="--peer eager"
+#                adds torch beside it)
+#   ncu-*.csv    ncu (--clock-control none) per kernel at 4096x4096 and 16384x8192 bf16:
+#                DRAM throughput (% of peak), bytes and duration
+# About two minutes; every step is bounded.
+set -uo pipefail
+OUT=$(realpath -m "${OUT:-perf-check}") BUILD=${BUILD:-build/cuda} status=0
+cd "$(dirname "$0")/../.." && mkdir -p "$OUT" || exit 1
+
+echo "=== graph_test"
+timeout 120 "$BUILD/bin/graph_test" 2>&1 | tee "$OUT/graph.log" || status=1
+
+echo "=== normcheck bench"
+# shellcheck disable=SC2086
+timeout 240 "$BUILD/bin/normcheck" bench --out "$OUT/bench" ${PEERS:-} \
+  --shapes 128x257,4096x4096,32768x4096,16384x8192,65536x1024,8192x16384 --dtypes fp32,fp16,bf16 \
+  2>&1 | tee "$OUT/bench.log" || status=1
+
+NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+for shape in 4096x4096 16384x8192; do
+  echo "=== ncu $shape bf16"
+  # one call of each timing (forward, forward+backward): the first dozen kernels cover every
+  # kernel the two calls launch
+  timeout 120 "$NCU" --clock-control none --csv --launch-count 12 \
+    --kernel-name regex:'forward|backward|dgamma' \
+    --metrics dram__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+    "$BUILD/bin/normcheck" bench --out "$OUT/ncu-bench-$shape" --shapes "$shape" --dtypes bf16 \
+    --warmup 0 --samples 1 --calls 1 > "$OUT/ncu-$shape-bf16.csv" 2> "$OUT/ncu-$shape-bf16.log" || status=1
+  # kernel, metric, value: the short form
+  python3 - "$OUT/ncu-$shape-bf16.csv" <<'EOF' || status=1
+import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 5]
+head = rows[0]
+k, m, v, u = (head.index(c) for c in ("Kernel Name", "Metric Name", "Metric Value", "Metric Unit"))
+for r in rows[1:]:
+    print(f"  {r[k][:60]:60} {r[m]:52} {r[v]:>12} {r[u]}")
+EOF
+done
+echo "perf_check: exit $status"
+exit $status
