@@ -30,12 +30,12 @@ BACKWARD = struct.Struct("<qq")
 
 PAIRS = {"fp32": 1, "fp16": 2, "bf16": 4, "fp16+fp32 gamma": 8, "bf16+fp32 gamma": 16}
 LAYOUTS = {"padded_rows": 1, "offsets": 2, "misaligned": 4, "column_strided": 8}
-NC_FORWARD_ONLY, NC_NO_R = 1, 2
+NC_FORWARD_ONLY, NC_NO_R, NC_ROUNDS_NORMALIZED = 1, 2, 4
 DTYPE_NAMES = ("fp32", "fp16", "bf16")
 # a rejection names an argument in quotes, as abi.h asks of every plugin
 ARGUMENT_NAME = re.compile(r"'(x|gamma|y|r|dy|dx|dgamma|epsilon|eps|m|n|workspace)(\.[a-z_]+)?'")
 DECLARATION_KEYS = {"style", "dtypes", "layouts", "forward_only", "writes_r", "epsilons", "max_n",
-                    "max_elements", "writes_inputs", "device", "name", "backward"}
+                    "max_elements", "writes_inputs", "device", "name", "backward", "rounds_normalized"}
 
 
 class declaration_error(Exception):
@@ -286,6 +286,9 @@ class kernel:
         self.forward_only = forward_only
         self.writes_inputs = set(declared.get("writes_inputs", []))
         flags = (NC_FORWARD_ONLY if forward_only else 0) | (0 if self.writes_r else NC_NO_R)
+        # x_hat = x*r rounded to x's dtype before the gamma multiply (abi.h NC_ROUNDS_NORMALIZED)
+        if declared.get("rounds_normalized", False):
+            flags |= NC_ROUNDS_NORMALIZED
         # numpy arrays live in host memory, as the simt backend's do: a default size limit
         # leaves out the 8.6 GB far-row property
         max_elements = int(declared.get("max_elements", 1 << 26 if numpy_only else 0))

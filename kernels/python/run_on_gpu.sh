@@ -12,7 +12,7 @@
 # Each run's output goes to OUT (default reports/out/python-gpu), with its JSON report; the
 # last lines say, per run, the exit code expected and got. NORMCHECK_PYTHON picks the
 # interpreter (default python3), CASES the cases a property (200), PEERS the peers to run
-# (default "eager compiled composite"), PEER_EXPECT "peer=code ..." the exit codes expected of
+# (default "eager compiled composite composite_declared"), PEER_EXPECT "peer=code ..." the exit codes expected of
 # them (default 0 each), ONLY "seed" or "peers" one half, RUN_LIMIT the seconds a run may take
 # (900; exit 124 past it).
 set -u
@@ -55,7 +55,7 @@ if [ "${ONLY:-seed}" != peers ]; then
       --cases 100 --case-dir "$out/cases_block"
 fi
 if [ "${ONLY:-peers}" != seed ]; then
-  for peer in ${PEERS:-eager compiled composite}; do
+  for peer in ${PEERS:-eager compiled composite composite_declared}; do
     expected=0
     for e in ${PEER_EXPECT:-}; do
       [ "${e%%=*}" = "$peer" ] && expected=${e#*=}

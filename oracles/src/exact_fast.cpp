@@ -180,7 +180,42 @@ forward_result exact_forward(const forward_problem& p, exact_stats* stats) {
   return result;
 }
 
+namespace {
+
+// NC_ROUNDS_NORMALIZED: the kernel forms ŷ = fl(rnd(x̂')·γ) with x̂' its fp32 x·r̂ and rnd the
+// rounding to y's dtype. That rounding moves x̂' by at most u·|x̂'| + η, so y' by |γ| times that
+// (and by one fp32 rounding more); the final rounding into y's dtype carries it by (1 + u).
+// |γ·x̂'| ≤ |y| + bound, so each in-domain bound grows by
+//     (1 + u)·((u + 2^-23)·(|y| + bound) + η·|γ|)·(1 + 2^-40)
+// and by nothing where y is fp32 (u = 0: x̂' is already an fp32 value).
+void widen_for_rounded_normalized(const forward_problem& p, forward_result& result) {
+  if (p.y_type == dtype::f32 || p.y_type == dtype::f64) return;
+  const format& f = format_of(p.y_type);
+  std::vector<double> gamma(static_cast<std::size_t>(p.n));
+  common::load_vector(p.gamma, p.n, gamma.data());
+  for (std::int64_t i = 0; i < p.m; ++i) {
+    if (!result.rows[std::size_t(i)].in_domain()) continue;
+    for (std::int64_t j = 0; j < p.n; ++j) {
+      double& bound = result.y_bound[std::size_t(i * p.n + j)];
+      const double y_abs = std::fabs(result.y[std::size_t(i * p.n + j)]);
+      const double moved = (f.unit_roundoff + 0x1p-23) * (y_abs + bound) + f.half_subnormal * std::fabs(gamma[std::size_t(j)]);
+      bound += (1 + f.unit_roundoff) * moved * model::bound_inflation;
+    }
+  }
+}
+
+void exact_forward_strict(const forward_problem& p, forward_result& result, exact_stats* stats);
+
+}  // namespace
+
 void exact_forward(const forward_problem& p, forward_result& result, exact_stats* stats) {
+  exact_forward_strict(p, result, stats);
+  if (p.rounds_normalized) widen_for_rounded_normalized(p, result);
+}
+
+namespace {
+
+void exact_forward_strict(const forward_problem& p, forward_result& result, exact_stats* stats) {
   common::check(p);
   exact_stats local;
   exact_stats& st = stats ? *stats : local;
@@ -220,6 +255,8 @@ void exact_forward(const forward_problem& p, forward_result& result, exact_stats
                                           result.r[i], result.r_bound[i], result.rows[i]);
   }
 }
+
+}  // namespace
 
 backward_result exact_backward(const backward_problem& p, exact_stats* stats) {
   backward_result result;

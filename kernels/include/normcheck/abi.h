@@ -43,9 +43,11 @@
  * x*r^3, (x*r^3)*s) past FLT_MAX once r > 7e12, r^2/N once r > 1.8e19*sqrt(N), rows tiny next
  * to epsilon. There the bound
  * still holds, so such a kernel fails, and the failure says it is a defect of the order, naming
- * the element and the intermediate. Rounding an intermediate into fp16/bf16 (x_hat stored in
- * x's dtype before the multiply by gamma, as Liger's "llama" casting mode does) is outside
- * the fp32 contract and may be rejected.
+ * the element and the intermediate. Rounding an intermediate into fp16/bf16 is outside the
+ * fp32 contract, with one declared exception: a plugin that rounds x_hat = x*r into x's dtype
+ * before the multiply by gamma (ATen's composite rms_norm, Liger's "llama" casting mode)
+ * declares NC_ROUNDS_NORMALIZED, and its y bound then carries that one rounding more. A
+ * plugin that declares nothing is held to the strict bound.
  *
  * Errors. A call returns NC_OK or a status; on any status other than NC_OK the
  * plugin's last_error() names the argument, its value and the rule broken. A call
@@ -181,6 +183,8 @@ typedef enum nc_copy_kind {
 #define NC_FORWARD_ONLY (1u << 0) /* no backward: backward and workspace_size may be NULL */
 #define NC_NO_R (1u << 1)         /* the forward writes no r; the harness passes r.data = NULL.
                                      Only with NC_FORWARD_ONLY (the backward takes the forward's r) */
+#define NC_ROUNDS_NORMALIZED (1u << 2) /* the forward rounds x_hat = x*r into x's dtype before the
+                                          multiply by gamma (see "Evaluation orders") */
 
 /* What a version-2 plugin serves. The harness draws every case inside it, and a plugin that
  * answers NC_ERR_UNSUPPORTED for a call inside it fails, naming the capability. A call

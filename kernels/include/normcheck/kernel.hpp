@@ -31,7 +31,7 @@ class kernel_error : public std::runtime_error {
 struct capabilities {
   std::uint32_t dtype_pairs = NC_PAIRS_ALL;  ///< NC_PAIR_* bits
   std::uint32_t layouts = NC_LAYOUTS_ALL;    ///< NC_LAYOUT_* bits
-  std::uint32_t flags = 0;                   ///< NC_FORWARD_ONLY, NC_NO_R
+  std::uint32_t flags = 0;                   ///< NC_FORWARD_ONLY, NC_NO_R, NC_ROUNDS_NORMALIZED
   std::vector<float> epsilons;               ///< empty: any finite epsilon >= 0
   std::int64_t max_n = 0;                    ///< 0: no limit
   std::int64_t max_elements = 0;             ///< M·N; 0: no limit
@@ -40,6 +40,8 @@ struct capabilities {
   bool serves_layouts(std::uint32_t layout_bits) const { return (layouts & layout_bits) == layout_bits; }
   bool backward() const { return (flags & NC_FORWARD_ONLY) == 0; }
   bool writes_r() const { return (flags & NC_NO_R) == 0; }
+  /// x̂ = x·r rounded to x's dtype before the γ multiply: the y bound carries that rounding
+  bool rounds_normalized() const { return (flags & NC_ROUNDS_NORMALIZED) != 0; }
   bool any_epsilon() const { return epsilons.empty(); }
   bool takes_epsilon(float e) const;
   /// everything the contract allows

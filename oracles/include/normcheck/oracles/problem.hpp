@@ -83,6 +83,10 @@ struct forward_problem {
   matrix_view x;
   vector_view gamma;       ///< N entries
   dtype y_type = dtype::f32;
+  /// the kernel declares NC_ROUNDS_NORMALIZED: x̂ = x·r is rounded to y's dtype before the γ
+  /// multiply (ATen's composite rms_norm, some Triton casting modes). The y bound then carries
+  /// that one more rounding; without the declaration a kernel is held to the strict bound
+  bool rounds_normalized = false;
 };
 
 /// The oracle's answer to a forward_problem.
