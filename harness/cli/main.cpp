@@ -54,6 +54,11 @@ struct usage_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// nothing can run here: the backend asked for is not in this build (exit 77, skipped)
+struct skipped_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // NORMCHECK_ISOLATION and NORMCHECK_CALL_TIMEOUT, read once in main
 isolation_options isolation;
 
@@ -173,6 +178,9 @@ nc::kernel choose_kernel(const options_map& o, const std::string& fallback_backe
                 k.backend().c_str(), k.abi_version(), o.get("kernel") ? "" : " from NORMCHECK_KERNEL");
     return k;
   }
+  if (backend == "cuda" && !std::filesystem::exists(nc::kernel::shipped_path("cuda")))
+    throw skipped_error("the cuda backend needs a cuda build and a GPU (this build has no " +
+                        nc::kernel::shipped_path("cuda") + ")");
   std::string why_not;
   // the device is probed in a worker: a CUDA context made here would not survive the fork
   nc::kernel k = select_backend_isolated(backend, isolation, &why_not);
@@ -708,6 +716,9 @@ int main(int argc, char** argv) {
   } catch (const usage_error& e) {
     std::fprintf(stderr, "normcheck: %s\n%s", e.what(), usage_text().c_str());
     return usage;
+  } catch (const skipped_error& e) {
+    std::fprintf(stderr, "normcheck: %s\n", e.what());
+    return skipped;
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "normcheck: %s\n", e.what());
     return usage;

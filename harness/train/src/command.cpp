@@ -126,6 +126,11 @@ int run(int argc, char** argv) {
   if (o.count("kernel")) {
     k = nc::kernel::load(o.at("kernel"));
   } else {
+    if (backend == "cuda" && !std::filesystem::exists(nc::kernel::shipped_path("cuda"))) {
+      std::fprintf(stderr, "normcheck train: the cuda backend needs a cuda build and a GPU (this build has no %s)\n",
+                   nc::kernel::shipped_path("cuda").c_str());
+      return no_device;
+    }
     std::string why_not;
     k = nc::harness::select_backend(backend, &why_not);
     std::printf("backend: %s (%s from %s)%s%s\n", k->backend().c_str(), k->name().c_str(), k->path().c_str(),
