@@ -240,7 +240,11 @@ void contract_seeds(seeds& out) {
                                 {"workspace.null", workspace_mode::null},
                                 {"workspace.align", workspace_mode::misaligned},
                                 {"workspace.overlap", workspace_mode::aliased}}) {
+        // 257 rows (a wild M: the plain size byte stops at 127): a backward of at most 256
+        // rows is one launch without a workspace, so a broken workspace is no error there
         c = call(bwd, 1, 8);
+        c.m = contract_input::wild_m_flag;
+        c.wild_m = 257;
         c.workspace = std::uint8_t(mode);
         c.workspace_param = mode == workspace_mode::aliased ? op_x : 0;
         add(d + name, c);

@@ -41,7 +41,8 @@ oracle::forward_result exact_forward_of(const norm_case& c, const capabilities& 
   return oracle::exact_forward(p);
 }
 
-oracle::backward_result exact_backward_of(const norm_case& c, const std::vector<std::uint32_t>& dy_bits) {
+oracle::backward_result exact_backward_of(const norm_case& c, const std::vector<std::uint32_t>& dy_bits,
+                                          const capabilities& caps) {
   const auto x = typed(c.x_dtype, c.x), g = typed(c.gamma_dtype, c.gamma), dy = typed(c.x_dtype, dy_bits);
   oracle::backward_problem p;
   p.m = c.m, p.n = c.n, p.epsilon = c.epsilon;
@@ -50,6 +51,7 @@ oracle::backward_result exact_backward_of(const norm_case& c, const std::vector<
   p.dy = {dy.data(), oracle_type(c.x_dtype), 0, c.n, 1};
   p.dx_type = oracle_type(c.x_dtype);
   p.dgamma_type = oracle_type(c.gamma_dtype);
+  p.rounds_gradients = caps.rounds_gradients();
   return oracle::exact_backward(p);
 }
 
@@ -240,7 +242,7 @@ void check_forward_differential(const kernel& k, const norm_case& c, observation
 void check_dx_differential(const kernel& k, const norm_case& c, observation& o) {
   const outputs out = execute(k, c, calls::forward_and_backward);
   tag_case(o, c), tag_paths(o, out);
-  const auto exact = exact_backward_of(c, c.dy);
+  const auto exact = exact_backward_of(c, c.dy, k.capabilities());
   tag_domain(o, exact.rows);
   verdicts v(table_binding(c));
   v.oracle_matrix("dx", c.x_dtype, out.dx, c.m, c.n, exact.dx, exact.dx_bound, exact.rows);
@@ -250,7 +252,7 @@ void check_dx_differential(const kernel& k, const norm_case& c, observation& o) 
 void check_dgamma_differential(const kernel& k, const norm_case& c, observation& o) {
   const outputs out = execute(k, c, calls::forward_and_backward);
   tag_case(o, c), tag_paths(o, out);
-  const auto exact = exact_backward_of(c, c.dy);
+  const auto exact = exact_backward_of(c, c.dy, k.capabilities());
   tag_domain(o, exact.rows);
   o.tag("rows", c.m == 0 ? "0" : c.m == 1 ? "1" : c.m <= 16 ? "2-16" : "17+");
   verdicts v(table_binding(c));
@@ -417,7 +419,7 @@ void check_layout_invariance(const kernel& k, const norm_case& c, observation& o
     v.same_bits("dx", c.x_dtype, a.dx, b.dx, c.n);
     v.same_bits("dgamma", c.gamma_dtype, a.dgamma, b.dgamma, c.n);
   } else {
-    const auto exact = exact_backward_of(c, c.dy);
+    const auto exact = exact_backward_of(c, c.dy, k.capabilities());
     for (std::int64_t i = 0; i < c.m; ++i) {
       if (!exact.rows[std::size_t(i)].in_domain()) continue;
       for (std::int64_t j = 0; j < c.n; ++j) {
@@ -513,7 +515,7 @@ void check_permutation(const kernel& k, const norm_case& c, observation& o) {
     v.same_bits("dx", c.x_dtype, row_of(b.dx, c.n, i), row_of(a.dx, c.n, from), c.n);
   }
   // dgamma sums the rows in another order: within twice the bound
-  const auto exact = exact_backward_of(c, c.dy);
+  const auto exact = exact_backward_of(c, c.dy, k.capabilities());
   for (std::int64_t j = 0; j < c.n; ++j)
     if (exact.columns[std::size_t(j)].in_domain())
       v.within("dgamma", 0, j, value_of(c.gamma_dtype, b.dgamma[std::size_t(j)]),
@@ -529,7 +531,7 @@ void check_sum_x_dx(const kernel& k, const norm_case& c, observation& o) {
   const outputs a = execute(k, c, calls::forward_and_backward);
   tag_case(o, c), tag_paths(o, a);
   const auto forward = exact_forward_of(c, k.capabilities());
-  const auto backward = exact_backward_of(c, c.dy);
+  const auto backward = exact_backward_of(c, c.dy, k.capabilities());
   tag_domain(o, backward.rows);
   o.tag("epsilon", c.epsilon == 0 ? "zero" : "positive");
   verdicts v;
@@ -581,7 +583,7 @@ void check_linearity(const kernel& k, const norm_case& c, observation& o) {
   const outputs a = execute(k, c, calls::forward_and_backward), b = execute(k, second, calls::forward_and_backward),
                 s = execute(k, sum, calls::forward_and_backward);
   tag_case(o, c), tag_paths(o, a);
-  const auto ea = exact_backward_of(c, c.dy), eb = exact_backward_of(c, second.dy), es = exact_backward_of(c, sum.dy);
+  const auto ea = exact_backward_of(c, c.dy, k.capabilities()), eb = exact_backward_of(c, second.dy, k.capabilities()), es = exact_backward_of(c, sum.dy, k.capabilities());
   tag_domain(o, es.rows);
   verdicts v;
   for (std::int64_t i = 0; i < c.m; ++i) {

@@ -30,12 +30,13 @@ BACKWARD = struct.Struct("<qq")
 
 PAIRS = {"fp32": 1, "fp16": 2, "bf16": 4, "fp16+fp32 gamma": 8, "bf16+fp32 gamma": 16}
 LAYOUTS = {"padded_rows": 1, "offsets": 2, "misaligned": 4, "column_strided": 8}
-NC_FORWARD_ONLY, NC_NO_R, NC_ROUNDS_NORMALIZED = 1, 2, 4
+NC_FORWARD_ONLY, NC_NO_R, NC_ROUNDS_NORMALIZED, NC_ROUNDS_GRADIENTS = 1, 2, 4, 8
 DTYPE_NAMES = ("fp32", "fp16", "bf16")
 # a rejection names an argument in quotes, as abi.h asks of every plugin
 ARGUMENT_NAME = re.compile(r"'(x|gamma|y|r|dy|dx|dgamma|epsilon|eps|m|n|workspace)(\.[a-z_]+)?'")
 DECLARATION_KEYS = {"style", "dtypes", "layouts", "forward_only", "writes_r", "epsilons", "max_n",
-                    "max_elements", "writes_inputs", "device", "name", "backward", "rounds_normalized"}
+                    "max_elements", "writes_inputs", "device", "name", "backward", "rounds_normalized",
+                    "rounds_gradients"}
 
 
 class declaration_error(Exception):
@@ -289,6 +290,9 @@ class kernel:
         # x_hat = x*r rounded to x's dtype before the gamma multiply (abi.h NC_ROUNDS_NORMALIZED)
         if declared.get("rounds_normalized", False):
             flags |= NC_ROUNDS_NORMALIZED
+        # u = dy*gamma and dgamma's terms dy*x_hat rounded to x's dtype (NC_ROUNDS_GRADIENTS)
+        if declared.get("rounds_gradients", False):
+            flags |= NC_ROUNDS_GRADIENTS
         # numpy arrays live in host memory, as the simt backend's do: a default size limit
         # leaves out the 8.6 GB far-row property
         max_elements = int(declared.get("max_elements", 1 << 26 if numpy_only else 0))

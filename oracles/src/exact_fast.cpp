@@ -264,7 +264,82 @@ backward_result exact_backward(const backward_problem& p, exact_stats* stats) {
   return result;
 }
 
+namespace {
+
+// NC_ROUNDS_GRADIENTS: the backward rounds u = dy·γ, and each dgamma term dy·x̂ (x̂ itself
+// rounded), into x's dtype, as autograd through 16-bit tensors does. With ux, η of x's dtype,
+// x̂ = |x|·r and a = |dy·γ| (r in double from the exact inputs: its relative error is far below
+// the 1 % margin m below):
+//     dx_j      moves by r·(ux·a_j + η + x̂_j·(ux·Σa·x̂/N + η·Σx̂/N)), carried by (1 + ux)
+//     dgamma_j  moves by Σ_i ((2ux + ux²)·|dy_ij|·x̂_ij + ((1 + ux)·|dy_ij| + 1)·η), by (1 + u_dgamma)
+// and by nothing where x is fp32 (autograd's fp32 arithmetic is the standard order's). Where a
+// rounded intermediate can overflow x's dtype (|dy·γ| for a row's dx, |dy·x̂| for a dgamma
+// column) the declared arithmetic has no finite answer: that row's dx, or that column, leaves
+// the domain (intermediate_overflow) instead of failing a kernel that does as it declares.
+void widen_for_rounded_gradients(const backward_problem& p, backward_result& result) {
+  if (p.dx_type == dtype::f32 || p.dx_type == dtype::f64) return;
+  constexpr double margin = 1.01;
+  const format& f = format_of(p.dx_type);
+  const double ux = f.unit_roundoff, eta = f.half_subnormal;
+  const double ug = p.dgamma_type == dtype::f32 || p.dgamma_type == dtype::f64 ? 0 : format_of(p.dgamma_type).unit_roundoff;
+  const auto n = static_cast<std::size_t>(p.n);
+  // the fp32 product before its rounding to x's dtype, made larger by its own rounding
+  const double can_overflow = f.overflow_threshold / (1 + 0x1p-23);
+  std::vector<double> gamma(n), x(n), dy(n), column(n, 0.0);
+  std::vector<bool> column_overflows(n, false);
+  common::load_vector(p.gamma, p.n, gamma.data());
+  for (std::int64_t i = 0; i < p.m; ++i) {
+    common::load_row(p.x, i, p.n, x.data());
+    common::load_row(p.dy, i, p.n, dy.data());
+    double ss = 0;
+    for (std::size_t j = 0; j < n; ++j) ss += x[j] * x[j];
+    const double r = 1 / std::sqrt(ss / double(p.n) + double(p.epsilon));
+    double sum_ax = 0, sum_x = 0;
+    bool row_overflows = false;
+    for (std::size_t j = 0; j < n; ++j) {
+      const double xh = std::fabs(x[j]) * r;
+      sum_ax += std::fabs(dy[j] * gamma[j]) * xh, sum_x += xh;
+      column[j] += (2 * ux + ux * ux) * std::fabs(dy[j]) * xh + ((1 + ux) * std::fabs(dy[j]) + 1) * eta;
+      row_overflows |= std::fabs(dy[j] * gamma[j]) >= can_overflow;
+      column_overflows[j] = column_overflows[j] || std::fabs(dy[j]) * (xh * (1 + ux) + eta) >= can_overflow;
+    }
+    row_status& row = result.rows[std::size_t(i)];
+    if (!row.in_domain()) continue;
+    if (row_overflows) {
+      row.reason = domain_reason::intermediate_overflow;
+      std::fill_n(result.dx_bound.begin() + std::ptrdiff_t(std::size_t(i) * n), n, std::nan(""));
+      continue;
+    }
+    const double mean_ax = sum_ax / double(p.n), mean_x = sum_x / double(p.n);
+    for (std::size_t j = 0; j < n; ++j) {
+      const double xh = std::fabs(x[j]) * r;
+      const double moved = r * (ux * std::fabs(dy[j] * gamma[j]) + eta + xh * (ux * mean_ax + eta * mean_x));
+      result.dx_bound[std::size_t(i) * n + j] += (1 + ux) * moved * margin;
+    }
+  }
+  for (std::size_t j = 0; j < n; ++j) {
+    if (!result.columns[j].in_domain()) continue;
+    if (column_overflows[j]) {
+      result.columns[j].reason = domain_reason::intermediate_overflow;
+      result.dgamma_bound[j] = std::nan("");
+    } else {
+      result.dgamma_bound[j] += (1 + ug) * column[j] * margin;
+    }
+  }
+}
+
+void exact_backward_strict(const backward_problem& p, backward_result& result, exact_stats* stats);
+
+}  // namespace
+
 void exact_backward(const backward_problem& p, backward_result& result, exact_stats* stats) {
+  exact_backward_strict(p, result, stats);
+  if (p.rounds_gradients) widen_for_rounded_gradients(p, result);
+}
+
+namespace {
+
+void exact_backward_strict(const backward_problem& p, backward_result& result, exact_stats* stats) {
   common::check(p);
   exact_stats local;
   exact_stats& st = stats ? *stats : local;
@@ -382,5 +457,7 @@ void exact_backward(const backward_problem& p, backward_result& result, exact_st
   }
   common::finish_dgamma(a, out_dgamma, p.m, columns, result.dgamma, result.dgamma_bound, result.columns);
 }
+
+}  // namespace
 
 }  // namespace nc::oracle

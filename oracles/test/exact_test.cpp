@@ -263,6 +263,29 @@ TEST(exact, leaves_dgamma_unbounded_where_a_row_holding_inf_has_dy_times_x_past_
   }
 }
 
+TEST(exact, takes_a_row_out_where_a_declared_fp16_intermediate_overflows) {
+  // a kernel declaring NC_ROUNDS_GRADIENTS rounds u = dy·γ to fp16: 16384·(−4) = −65536 is past
+  // fp16's largest finite value, so its dx row is Inf/NaN although the exact dx (−32768) is an
+  // fp16 value. The declared arithmetic has no answer there: the row leaves the domain, the
+  // strict problem keeps it (a kernel declaring nothing must get it right), dgamma stays bounded
+  const auto x = matrix_of(2, 4, dtype::f16, {0, 0, 0, 4, 1, 2, 3, 4});
+  const auto gamma = vector_of(dtype::f16, {0, -4, 0, 1});
+  const auto dy = matrix_of(2, 4, dtype::f16, {0, 16384, 0, 0, 1, 1, 1, 1});
+  backward_problem p{2, 4, x.view, gamma.view, dy.view, 1e-6f, dtype::f16, dtype::f16};
+  const backward_result strict = exact_backward(p);
+  ASSERT_TRUE(strict.rows[0].in_domain());
+  p.rounds_gradients = true;
+  const backward_result declared = exact_backward(p);
+  EXPECT_EQ(declared.rows[0].reason, domain_reason::intermediate_overflow);
+  EXPECT_TRUE(std::isnan(declared.dx_bound[1]));
+  ASSERT_TRUE(declared.rows[1].in_domain());
+  for (std::size_t j = 0; j < 4; ++j) {
+    EXPECT_GT(declared.dx_bound[4 + j], strict.dx_bound[4 + j]) << "dx[1][" << j << "]: the declared rounding widens";
+    ASSERT_TRUE(declared.columns[j].in_domain());
+    EXPECT_GE(declared.dgamma_bound[j], strict.dgamma_bound[j]);
+  }
+}
+
 TEST(exact, bounds_dx_of_a_kernel_that_forms_x_times_r_first) {
   // bf16 values near 2e12 next to fp32 subnormals, ε = 1000: x·r̂ of the subnormal x is far below
   // fp32's smallest subnormal and rounds to 0, which (x·r̂)·(s/N·r̂²) carries as η·s/N·r̂², not

@@ -46,8 +46,12 @@
  * the element and the intermediate. Rounding an intermediate into fp16/bf16 is outside the
  * fp32 contract, with one declared exception: a plugin that rounds x_hat = x*r into x's dtype
  * before the multiply by gamma (ATen's composite rms_norm, Liger's "llama" casting mode)
- * declares NC_ROUNDS_NORMALIZED, and its y bound then carries that one rounding more. A
- * plugin that declares nothing is held to the strict bound.
+ * declares NC_ROUNDS_NORMALIZED, and its y bound then carries that one rounding more; a
+ * backward that rounds u = dy*gamma and dgamma's terms into x's dtype (that formula
+ * differentiated by autograd on 16-bit tensors) declares NC_ROUNDS_GRADIENTS, and its dx and
+ * dgamma bounds carry those roundings (where such an intermediate can overflow x's dtype, the
+ * row's dx or the dgamma column is outside the domain and not judged). A plugin that declares
+ * nothing is held to the strict bound.
  *
  * Errors. A call returns NC_OK or a status; on any status other than NC_OK the
  * plugin's last_error() names the argument, its value and the rule broken. A call
@@ -185,6 +189,8 @@ typedef enum nc_copy_kind {
                                      Only with NC_FORWARD_ONLY (the backward takes the forward's r) */
 #define NC_ROUNDS_NORMALIZED (1u << 2) /* the forward rounds x_hat = x*r into x's dtype before the
                                           multiply by gamma (see "Evaluation orders") */
+#define NC_ROUNDS_GRADIENTS (1u << 3)  /* the backward rounds u = dy*gamma and each dgamma term
+                                          dy*x_hat into x's dtype (autograd through 16-bit tensors) */
 
 /* What a version-2 plugin serves. The harness draws every case inside it, and a plugin that
  * answers NC_ERR_UNSUPPORTED for a call inside it fails, naming the capability. A call

@@ -7,7 +7,9 @@ own backward), on views with the case's strides. Three peers nobody here wrote:
     composite   torch's composite formula in plain tensor ops, as ATen writes it when no fused
                 kernel serves: xf = x.float(); x_hat = (xf * rsqrt(mean(xf^2) + eps)).type_as(x);
                 y = x_hat * gamma. x_hat is rounded to x's dtype BEFORE the gamma multiply;
-                `composite_declared` declares that (rounds_normalized), `composite` does not
+                `composite_declared` declares that (rounds_normalized) and what autograd does
+                through those 16-bit tensors (rounds_gradients: dy*gamma and dgamma's terms
+                dy*x_hat in x's dtype); `composite` declares nothing
 
     normcheck check all --kernel kernels/python/examples/torch_peers.py:eager            forward only (no r)
     normcheck check all --kernel kernels/python/examples/torch_peers.py:eager_with_r     forward and backward
@@ -105,8 +107,9 @@ _declare(composite, "torch composite rms_norm (plain tensor ops)", False)
 _declare(composite_with_r, "torch composite rms_norm (plain tensor ops)", True)
 
 
-# the same, declaring its semantic (abi.h NC_ROUNDS_NORMALIZED): the y bound carries the rounding
-# of x_hat; `composite` itself declares nothing and is held to the strict bound
+# the same, declaring its semantics (abi.h NC_ROUNDS_NORMALIZED, NC_ROUNDS_GRADIENTS): the y bound
+# carries the rounding of x_hat, the dx and dgamma bounds autograd's roundings to x's dtype;
+# `composite` itself declares nothing and is held to the strict bounds
 def composite_declared(x, gamma, eps):
     return composite(x, gamma, eps)
 
@@ -116,5 +119,6 @@ def composite_declared_with_r(x, gamma, eps):
 
 
 for _f, _r_too in ((composite_declared, False), (composite_declared_with_r, True)):
-    _declare(_f, "torch composite rms_norm, declared rounds_normalized", _r_too)
+    _declare(_f, "torch composite rms_norm, declared rounds_normalized and rounds_gradients", _r_too)
     _f.normcheck_capabilities["rounds_normalized"] = True
+    _f.normcheck_capabilities["rounds_gradients"] = True

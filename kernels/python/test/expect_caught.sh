@@ -11,7 +11,8 @@ printf '%s\n' "$output"
 shrinks=$(printf '%s\n' "$output" | sed -n 's/^counterexample (after \([0-9]*\) shrinks).*/\1/p' | sort -n | tail -1)
 [ -n "$shrinks" ] && [ "$shrinks" -gt 0 ] ||
   { echo "expect_caught: no counterexample shrunk at least once (most shrinks: '${shrinks}')" >&2; exit 1; }
-case_file=$(printf '%s\n' "$output" | sed -n 's/^replay: *normcheck replay //p' | head -1)
+# "replay:    PROGRAM replay CASE_FILE": the case file is the line's last word
+case_file=$(printf '%s\n' "$output" | sed -n 's/^replay: .* replay \([^ ]*\)$/\1/p' | head -1)
 [ -n "$case_file" ] || { echo "expect_caught: no case file named" >&2; exit 1; }
 echo "--- replay $case_file"
 "$normcheck" replay "$case_file"

@@ -118,6 +118,9 @@ struct backward_problem {
   float epsilon = 1e-6f;  ///< the forward's ε; the kernel gets r as that forward wrote it
   dtype dx_type = dtype::f32;
   dtype dgamma_type = dtype::f32;
+  /// the kernel declares NC_ROUNDS_GRADIENTS: u = dy·γ and each dgamma term dy·x̂ are rounded to
+  /// x's dtype (autograd through 16-bit tensors); the dx and dgamma bounds then carry it
+  bool rounds_gradients = false;
 };
 
 /// The oracle's answer to a backward_problem, with the conventions of forward_result.
