@@ -5,13 +5,17 @@
 #   1 ctest      the cuda tests: kernel_test_cuda, the seed design's cuda plugin and its
 #                divide-by-BLOCK variant, the device-fault plugin's isolation test
 #   1b check     `normcheck check all --backend cuda`: the property campaign on the shipped
-#                cuda kernel, each property in an isolated worker with a CUDA context of its own
+#                cuda kernel, each property in an isolated worker with a CUDA context of its own;
+#                with MUTANT_BUDGET set, `normcheck mutants --backend cuda` instead: that same
+#                campaign as its baseline, then the seeded mutants' cuda plugins (MUTANT_JOBS at
+#                once, 3 by default; none started after MUTANT_BUDGET seconds; MUTANT_ONLY a
+#                comma-separated list of ids, MUTANT_TIMEOUT a fixed timeout a run)
 #   2 python     kernels/python/run_on_gpu.sh: the seed Triton kernel, its variant, the peers
 #   3 orders     (beside 1 and 2, niced, on the host's cores) the false-positive campaign of
 #                kernels/examples/false_positive_campaign.sh for ORDERS
 # Logs under OUT (default gpu-foreign). Environment: BUILD (build/cuda), CTEST_LIMIT (240),
 # CHECK_CASES and CHECK_LIMIT for 1b (200, 150),
-# CASES and RUN_LIMIT for run_on_gpu.sh (60, 150), PEERS, PEER_EXPECT, ONLY (run_on_gpu.sh's),
+# CASES, RUN_LIMIT and JOBS for run_on_gpu.sh (60, 150, 1), PEERS, PEER_EXPECT, PEER_CASES, ONLY (its own),
 # ORDERS (none by default), ORDER_CASES, ORDER_SHARDS, ORDER_SEED, ORDER_LIMIT (6200, 8, 501, 480).
 set -u
 OUT=$(realpath -m "${OUT:-gpu-foreign}")
@@ -43,12 +47,18 @@ fi
 ) &
 ctest_pid=$!
 (
-  timeout -k 10 "${CHECK_LIMIT:-150}" "$BUILD/bin/normcheck" check all --backend cuda --cases "${CHECK_CASES:-200}" \
-    --case-dir "$OUT/cases_cuda" --json "$OUT/check-cuda.json" >"$OUT/check-cuda.log" 2>&1
+  if [ -n "${MUTANT_BUDGET:-}" ]; then
+    timeout -k 10 "${CHECK_LIMIT:-150}" "$BUILD/bin/normcheck" mutants --backend cuda --cases "${CHECK_CASES:-200}" \
+      --jobs "${MUTANT_JOBS:-3}" --budget "$MUTANT_BUDGET" ${MUTANT_ONLY:+--only "$MUTANT_ONLY"} \
+      ${MUTANT_TIMEOUT:+--timeout "$MUTANT_TIMEOUT"} --out "$OUT/mutants" >"$OUT/check-cuda.log" 2>&1
+  else
+    timeout -k 10 "${CHECK_LIMIT:-150}" "$BUILD/bin/normcheck" check all --backend cuda --cases "${CHECK_CASES:-200}" \
+      --case-dir "$OUT/cases_cuda" --json "$OUT/check-cuda.json" >"$OUT/check-cuda.log" 2>&1
+  fi
 ) &
 check_pid=$!
 (
-  OUT="$OUT/python" CASES="${CASES:-60}" RUN_LIMIT="${RUN_LIMIT:-150}" sh kernels/python/run_on_gpu.sh "$BUILD" \
+  OUT="$OUT/python" CASES="${CASES:-60}" JOBS="${JOBS:-1}" RUN_LIMIT="${RUN_LIMIT:-150}" sh kernels/python/run_on_gpu.sh "$BUILD" \
     >"$OUT/python.log" 2>&1
 ) &
 python_pid=$!
@@ -56,8 +66,8 @@ wait "$ctest_pid" || status=1
 echo "=== ctest"
 tail -30 "$OUT/ctest.log"
 wait "$check_pid" || status=1
-echo "=== check all on cuda"
-tail -25 "$OUT/check-cuda.log"
+echo "=== check all on cuda${MUTANT_BUDGET:+ (the mutation campaign's baseline, then the mutants)}"
+tail -45 "$OUT/check-cuda.log"
 wait "$python_pid" || status=1
 echo "=== python"
 tail -20 "$OUT/python.log"

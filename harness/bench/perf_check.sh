@@ -7,17 +7,17 @@
 #                adds torch beside it)
 #   ncu-*.csv    ncu (--clock-control none) per kernel at 4096x4096 and 16384x8192 bf16:
 #                DRAM throughput (% of peak), bytes and duration
-# About two minutes; every step is bounded.
+# About two minutes; every step is bounded (GRAPH_LIMIT 120, BENCH_LIMIT 240, NCU_LIMIT 120 s each).
 set -uo pipefail
 OUT=$(realpath -m "${OUT:-perf-check}") BUILD=${BUILD:-build/cuda} status=0
 cd "$(dirname "$0")/../.." && mkdir -p "$OUT" || exit 1
 
 echo "=== graph_test"
-timeout 120 "$BUILD/bin/graph_test" 2>&1 | tee "$OUT/graph.log" || status=1
+timeout "${GRAPH_LIMIT:-120}" "$BUILD/bin/graph_test" 2>&1 | tee "$OUT/graph.log" || status=1
 
 echo "=== normcheck bench"
 # shellcheck disable=SC2086
-timeout 240 "$BUILD/bin/normcheck" bench --out "$OUT/bench" ${PEERS:-} \
+timeout "${BENCH_LIMIT:-240}" "$BUILD/bin/normcheck" bench --out "$OUT/bench" ${PEERS:-} \
   --shapes 128x257,4096x4096,32768x4096,16384x8192,65536x1024,8192x16384 --dtypes fp32,fp16,bf16 \
   2>&1 | tee "$OUT/bench.log" || status=1
 
@@ -26,7 +26,7 @@ for shape in 4096x4096 16384x8192; do
   echo "=== ncu $shape bf16"
   # one call of each timing (forward, forward+backward): the first dozen kernels cover every
   # kernel the two calls launch
-  timeout 120 "$NCU" --clock-control none --csv --launch-count 12 \
+  timeout "${NCU_LIMIT:-120}" "$NCU" --clock-control none --csv --launch-count 12 \
     --kernel-name regex:'forward|backward|dgamma' \
     --metrics dram__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
     "$BUILD/bin/normcheck" bench --out "$OUT/ncu-bench-$shape" --shapes "$shape" --dtypes bf16 \

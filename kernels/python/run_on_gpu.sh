@@ -13,8 +13,10 @@
 # last lines say, per run, the exit code expected and got. NORMCHECK_PYTHON picks the
 # interpreter (default python3), CASES the cases a property (200), PEERS the peers to run
 # (default "eager compiled composite composite_declared"), PEER_EXPECT "peer=code ..." the exit codes expected of
-# them (default 0 each), ONLY "seed" or "peers" one half, RUN_LIMIT the seconds a run may take
-# (900; exit 124 past it).
+# them (default 0 each), PEER_CASES "peer=cases ..." a peer's own case count (torch.compile
+# compiles again for each new shape, dtype and stride pattern), ONLY "seed" or "peers" one half, RUN_LIMIT the seconds a run may take
+# (900; exit 124 past it), JOBS the runs at once (default 1; each run is its own process with its
+# own Python workers, so runs side by side share only the device).
 set -u
 build=${1:-build/cuda}
 normcheck=$build/bin/normcheck
@@ -27,22 +29,29 @@ seed_cases=kernels/examples/seed_design/cases
 export NORMCHECK_CALL_TIMEOUT=${NORMCHECK_CALL_TIMEOUT:-600}
 mkdir -p "$out"
 [ -x "$normcheck" ] || { echo "run_on_gpu.sh: no $normcheck (build first, or name the build folder)" >&2; exit 64; }
-summary=""
-failed=0
-# run NAME EXPECTED COMMAND...
+jobs=${JOBS:-1}
+status_dir=$out/.status started=0
+rm -rf "$status_dir" && mkdir -p "$status_dir"
+# run NAME EXPECTED COMMAND...: in the background while fewer than JOBS runs are going; its
+# verdict line goes to $status_dir/NAME, its output to $out/NAME.log
 run() {
   name=$1 expected=$2
   shift 2
   echo "=== $name: $*"
-  start=$(date +%s)
-  timeout -k 5 "${RUN_LIMIT:-900}" "$@" >"$out/$name.log" 2>&1
-  got=$?
-  seconds=$(( $(date +%s) - start ))
-  tail -25 "$out/$name.log"
-  verdict=ok
-  [ "$got" -eq "$expected" ] || { verdict=UNEXPECTED; failed=1; }
-  summary="$summary$(printf '%-34s expected %s got %s  %4s s  %s' "$name" "$expected" "$got" "$seconds" "$verdict")
-"
+  # a run is going until its verdict line is written
+  while [ $(( started - $(ls "$status_dir" | wc -l) )) -ge "$jobs" ]; do sleep 1; done
+  started=$(( started + 1 ))
+  (
+    start=$(date +%s)
+    timeout -k 5 "${RUN_LIMIT:-900}" "$@" >"$out/$name.log" 2>&1
+    got=$?
+    seconds=$(( $(date +%s) - start ))
+    verdict=ok
+    [ "$got" -eq "$expected" ] || verdict=UNEXPECTED
+    printf '%-34s expected %s got %s  %4s s  %s\n' "$name" "$expected" "$got" "$seconds" "$verdict" >"$status_dir/$name"
+    [ "$jobs" -gt 1 ] || tail -25 "$out/$name.log"
+  ) &
+  [ "$jobs" -gt 1 ] || wait
 }
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'cuda', torch.cuda.is_available())"
 if [ "${ONLY:-seed}" != peers ]; then
@@ -56,15 +65,26 @@ if [ "${ONLY:-seed}" != peers ]; then
 fi
 if [ "${ONLY:-peers}" != seed ]; then
   for peer in ${PEERS:-eager compiled composite composite_declared}; do
-    expected=0
+    expected=0 peer_cases=$cases
     for e in ${PEER_EXPECT:-}; do
       [ "${e%%=*}" = "$peer" ] && expected=${e#*=}
     done
-    run "peer_$peer" "$expected" "$normcheck" check all --kernel "$examples/torch_peers.py:${peer}_with_r" --cases "$cases" \
+    for e in ${PEER_CASES:-}; do
+      [ "${e%%=*}" = "$peer" ] && peer_cases=${e#*=}
+    done
+    run "peer_$peer" "$expected" "$normcheck" check all --kernel "$examples/torch_peers.py:${peer}_with_r" --cases "$peer_cases" \
         --case-dir "$out/cases_$peer" --json "$out/peer_$peer.json"
+  done
+fi
+wait
+if [ "$jobs" -gt 1 ]; then
+  for f in "$status_dir"/*; do
+    name=$(basename "$f")
+    echo "=== $name"
+    tail -25 "$out/$name.log"
   done
 fi
 echo
 echo "=== summary (logs in $out)"
-printf '%s' "$summary"
-exit $failed
+cat "$status_dir"/*
+! grep -q UNEXPECTED "$status_dir"/*
