@@ -21,6 +21,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -373,7 +374,8 @@ int command_run(int argc, char** argv) {
 }
 
 int command_check(int argc, char** argv) {
-  const options_map o(argc, argv, 2, {"backend", "kernel", "cases", "seed", "case-dir", "property", "json", "epsilon"},
+  const options_map o(argc, argv, 2,
+                      {"backend", "kernel", "cases", "seed", "case-dir", "property", "skip", "json", "epsilon"},
                       {"verbose"});
   if (o.positional.size() != 1) throw usage_error("check takes one group: forward, backward, gamma or all");
   const std::string group = o.positional[0];
@@ -381,17 +383,29 @@ int command_check(int argc, char** argv) {
     throw usage_error("check '" + group + "': the group must be forward, backward, gamma or all");
   const auto only = o.get("property");
   if (only && find_property(*only) == nullptr) throw usage_error("--property '" + *only + "': no property has that name");
+  // --skip A,B: properties left out of the group (an expensive one run on its own elsewhere)
+  std::vector<std::string> skipped;
+  if (auto skip = o.get("skip")) {
+    std::stringstream names(*skip);
+    for (std::string name; std::getline(names, name, ',');) {
+      if (find_property(name) == nullptr)
+        throw usage_error("--skip '" + name + "': no property has that name (a comma-separated list of names)");
+      skipped.push_back(name);
+    }
+  }
   campaign_options options = options_of(o);
   if (auto cases = o.get("cases"))
     options.cases = std::int64_t(parse_integer("cases", *cases, 1, std::numeric_limits<int>::max(), "[1, 2147483647]"));
   std::vector<const property*> selected;
   for (const property& p : all_properties())
     for (const std::string& g : p.groups)
-      if ((group == "all" || g == group) && (!only || p.name == *only)) {
+      if ((group == "all" || g == group) && (!only || p.name == *only) &&
+          std::find(skipped.begin(), skipped.end(), p.name) == skipped.end()) {
         selected.push_back(&p);
         break;
       }
-  if (selected.empty()) throw usage_error("--property '" + *only + "' is not in the group '" + group + "'");
+  if (selected.empty() && only) throw usage_error("--property '" + *only + "' is not in the group '" + group + "', or --skip names it");
+  if (selected.empty()) throw usage_error("--skip leaves no property of the group '" + group + "'");
   const nc::kernel k = choose_kernel(o);
   return run_campaign("check " + group, selected, k, options, {o.get("json"), o.has("verbose")});
 }
@@ -647,7 +661,8 @@ const verb verbs[] = {
      "  --report defaults to reports/out/run-<UTC time>.json; --scale multiplies every case count.\n",
      command_run},
     {"check", "normcheck check forward|backward|gamma|all [--backend auto|cuda|simt] [--kernel PATH] ...",
-     "  [--cases N] [--seed S] [--case-dir DIR] [--property NAME] [--json FILE] [--epsilon E] [--verbose]\n"
+     "  [--cases N] [--seed S] [--case-dir DIR] [--property NAME] [--skip NAME,...] [--json FILE] [--epsilon E]\n"
+     "  [--verbose]\n"
      "  The properties of one group. Cases are drawn inside what the kernel declares (abi.h); the summary\n"
      "  lists what was not exercised. --epsilon: every case with this epsilon (a kernel with one built in).\n"
      "  --verbose prints every property's distribution table (by default only a failing one's).\n",

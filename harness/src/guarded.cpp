@@ -115,7 +115,10 @@ std::optional<std::string> guarded_buffer::check() const {
 }
 
 namespace {
-constexpr unsigned char scratch_guard = 0xA5;
+// every byte 0xFF: read as fp32, fp16, bf16 or fp64 a workspace word is a NaN, so a kernel that
+// accumulates onto its workspace without first writing it (abi.h: its contents before the
+// call mean nothing) gives NaN outputs, not an error of a few ulps that a bound could admit
+constexpr unsigned char scratch_guard = 0xFF;
 }
 
 guarded_scratch::guarded_scratch(const kernel& k, std::size_t bytes) : kernel_(k), bytes_(bytes) {

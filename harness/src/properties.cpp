@@ -671,7 +671,8 @@ void draw_values(norm_case& c, const case_profile& profile) {
 // rows S apart. Here the rows outnumber the slots on the block paths (N of 1032–1900), and
 // the rows past the first S must give the bits they give in pieces of at most S rows, where
 // no slot loops; a block reduction whose shared totals a looping warp overwrites too early
-// breaks it (compute-sanitizer racecheck sees that hazard on any timing). Millions of
+// breaks it (compute-sanitizer racecheck sees that hazard on any timing). The batch's dgamma,
+// a sum over every slot's rows, must match the exact oracle. Millions of
 // elements a case: a device backend only (simt's grid of 16 blocks loops in every property).
 
 rc::Gen<norm_case> tall_wide_cases() {
@@ -718,8 +719,13 @@ void check_tall_batch(const kernel& k, const norm_case& c, observation& o) {
       v.fail("rows " + std::to_string(first) + "+ alone took another path (" + p.forward_path + "/" +
              p.backward_path + ")");
   }
+  // dgamma sums over every slot's rows: no piece has it, the exact oracle does (a slot that
+  // keeps only its last row, or starts from what its table row held, is caught here)
+  const auto exact = exact_backward_of(c, c.dy, k.capabilities());
+  v.oracle_vector("dgamma", c.gamma_dtype, batch.dgamma, exact.dgamma, exact.dgamma_bound, exact.columns, true);
   v.finish(o, "the rows past the first " + std::to_string(slots) + " (the backward's slots) of a batch of " +
-                  std::to_string(c.m) + " must give the bits they give in pieces of at most that many rows");
+                  std::to_string(c.m) + " must give the bits they give in pieces of at most that many rows, "
+                  "and its dgamma must match the exact oracle");
 }
 
 // ---- rows past element 2^31 ----

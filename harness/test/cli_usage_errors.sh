@@ -1,6 +1,7 @@
 #!/bin/sh
 # cli_usage_errors.sh NORMCHECK: every out-of-range number, on the command line or in the
-# environment, is a usage error (exit 64) whose message names the value and the range it must lie in.
+# environment, is a usage error (exit 64) whose message names the value and the range it must lie in;
+# so is a --skip that names no property or leaves none.
 normcheck=$1
 failed=0
 expect_64() {  # expect_64 TEXT-IN-THE-MESSAGE [VAR=VALUE] ARGS...
@@ -25,4 +26,6 @@ expect_64 "'-1': must be an integer in [0, 2^64 - 1]" NORMCHECK_SEED=-1 "$normch
 expect_64 "'2000': must be a number in (0, 1000]" "$normcheck" run --scale 2000
 expect_64 "'gpu' (or NORMCHECK_BACKEND): must be auto, cuda or simt" "$normcheck" check all --backend gpu
 expect_64 "'x': must be an integer in [0, 2^64 - 1]" "$normcheck" gradcheck --seed x
+expect_64 "--skip 'no_such_property': no property has that name" "$normcheck" check all --skip y_and_r_match_the_exact_oracle,no_such_property
+expect_64 "or --skip names it" "$normcheck" check forward --property y_and_r_match_the_exact_oracle --skip y_and_r_match_the_exact_oracle
 exit $failed

@@ -88,7 +88,8 @@ class guarded_buffer {
 };
 
 /// A byte range of plugin memory between guard bands (the backward's workspace): a call may
-/// write its contents, never its guard bands; a rejected call may write neither.
+/// write its contents, never its guard bands; a rejected call may write neither. It starts as
+/// all-ones bytes (NaN in every float dtype): a kernel that reads it before writing it shows.
 class guarded_scratch {
  public:
   guarded_scratch(const kernel& k, std::size_t bytes);
