@@ -13,8 +13,9 @@
 // from x, dy and r themselves (column_dgamma, rmsnorm_dgamma.cuh).
 //
 // backward_vector   16-byte accesses (same preconditions as forward_vector). ROWS row slots
-//                   of RT threads a block, MAXV vectors a thread; CACHE keeps x and dy in
-//                   registers between the passes.
+//                   of RT threads a block, MAXV vectors a thread; H says where x and dy
+//                   stay between the passes (read again, registers, or registers with
+//                   the slot's next row read ahead: hold below).
 //                   The dgamma partials live in registers until the slot is done; then
 //                   a block's slots add theirs up: one row of the table a block.
 // backward_strided  any layout; the partials accumulate in the slot's row of the table.
@@ -30,15 +31,25 @@
 
 namespace nc {
 
-template <class T, class G, int RT, int ROWS, int MAXV, bool CACHE>
+// where backward_vector keeps a thread's vectors of x and dy between the two passes
+enum class hold {
+  reread,     // nowhere: pass 2 reads them again
+  registers,  // in registers
+  pipelined,  // in registers, and the slot's next row is read while this one is computed
+};
+
+template <class T, class G, int RT, int ROWS, int MAXV, hold H>
 __global__ void __launch_bounds__(RT * ROWS) backward_vector(backward_params<T, G> p) {
   constexpr int W = vector_width<T>;
+  constexpr bool CACHE = H != hold::reread;
+  constexpr int HELD = CACHE ? MAXV : 1;  // vectors of x (and of dy) a thread holds
   __shared__ float warp_totals[ROWS][RT / warp_size];
   follow_prior_grid();
   if (blockIdx.x >= p.row_blocks) return column_dgamma(p, blockIdx.x - p.row_blocks);
   const int lane = threadIdx.x % RT;
   const int slot = threadIdx.x / RT;
   const std::int64_t vectors = p.n / W;
+  const std::int64_t step = p.row_blocks * ROWS;
 
   float acc[MAXV][W];
 #pragma unroll
@@ -46,29 +57,59 @@ __global__ void __launch_bounds__(RT * ROWS) backward_vector(backward_params<T, 
 #pragma unroll
     for (int e = 0; e < W; ++e) acc[k][e] = 0.0f;
 
+  // the slot's row of the step at base: its r and, when held, its vectors of x and dy.
+  // A row past the last has no vectors and r 0
+  auto fetch = [&](std::int64_t base, uint4 (&xv)[HELD], uint4 (&dyv)[HELD], float& rv) {
+    const std::int64_t row = base + slot;
+    rv = 0.0f;
+    if (row >= p.m) return;
+    rv = p.r[row * p.r_stride];
+    if constexpr (CACHE) {
+      const T* x = p.x + row * p.x_row;
+      const T* dy = p.dy + row * p.dy_row;
+#pragma unroll
+      for (int k = 0; k < MAXV; ++k) {
+        const std::int64_t v = lane + std::int64_t(k) * RT;
+        if (v < vectors) {
+          xv[k] = load16(x + v * W);
+          dyv[k] = load16(dy + v * W);
+        }
+      }
+    }
+  };
+
   // the slots of a block go through the rows together (with RT > 32 their reductions share
-  // the block's barriers); a slot past the last row has no vectors in it
-  for (std::int64_t base = std::int64_t(blockIdx.x) * ROWS; base < p.m; base += p.row_blocks * ROWS) {
+  // the block's barriers); a slot past the last row has no vectors in it. hold::pipelined
+  // reads the slot's next row before this one's pass 1, so those loads are in flight
+  // across this row's reduction, its barriers and its stores; the arithmetic and its
+  // order are the same in every build
+  uint4 xs[HELD], dys[HELD];
+  float r;
+  fetch(std::int64_t(blockIdx.x) * ROWS, xs, dys, r);
+  for (std::int64_t base = std::int64_t(blockIdx.x) * ROWS; base < p.m; base += step) {
     const std::int64_t row = base + slot;
     const std::int64_t row_vectors = row < p.m ? vectors : 0;
     const T* x = p.x + row * p.x_row;
     const T* dy = p.dy + row * p.dy_row;
     T* dx = p.dx + row * p.dx_row;
-    // read before the reduction's barriers, so its latency hides behind them
-    const float r = row < p.m ? p.r[row * p.r_stride] : 0.0f;
+    uint4 next_xs[HELD], next_dys[HELD];
+    float next_r;
+    if constexpr (H == hold::pipelined) fetch(base + step, next_xs, next_dys, next_r);
 
     // pass 1: s = sum(u * x)
-    uint4 xs[CACHE ? MAXV : 1], dys[CACHE ? MAXV : 1];
     float s = 0.0f;
 #pragma unroll
     for (int k = 0; k < MAXV; ++k) {
       const std::int64_t v = lane + std::int64_t(k) * RT;
       if (v < row_vectors) {
-        const uint4 xb = load16(x + v * W), dyb = load16(dy + v * W);
-        if constexpr (CACHE) { xs[k] = xb; dys[k] = dyb; }
         float xf[W], dyf[W], g[W];
-        unpack<T>(xb, xf);
-        unpack<T>(dyb, dyf);
+        if constexpr (CACHE) {
+          unpack<T>(xs[k], xf);
+          unpack<T>(dys[k], dyf);
+        } else {
+          unpack<T>(load16(x + v * W), xf);
+          unpack<T>(load16(dy + v * W), dyf);
+        }
         load_floats<G, W>(p.gamma + v * W, g);
 #pragma unroll
         for (int e = 0; e < W; ++e) s = fmaf(dyf[e] * g[e], xf[e], s);
@@ -101,6 +142,18 @@ __global__ void __launch_bounds__(RT * ROWS) backward_vector(backward_params<T, 
         }
         store16(dx + v * W, pack<T>(o));
       }
+    }
+
+    if constexpr (H == hold::pipelined) {
+      // the row read ahead becomes the slot's row
+#pragma unroll
+      for (int k = 0; k < HELD; ++k) {
+        xs[k] = next_xs[k];
+        dys[k] = next_dys[k];
+      }
+      r = next_r;
+    } else {
+      fetch(base + step, xs, dys, r);
     }
   }
 

@@ -11,8 +11,10 @@
 //             strided-warp / strided-block   any layout (N <= 1024 / longer); a small
 //                              call's rows (up to 1024 / 4096 elements) held in registers
 //   backward  vector-warp (<= 128), vector-block128 (<= 512), vector-block256 (<= 1024),
-//             all with x and dy in registers; vector-block512 (<= 4096, x and dy read
-//             twice); else strided-warp / strided-block (registers as the forward's).
+//             vector-block512 (<= 4096), x and dy in registers with the next row read
+//             ahead up to 4 vectors a thread; longer rows of vector-block512 hold fp32 in
+//             registers and read 16-bit twice; else strided-warp / strided-block
+//             (registers as the forward's).
 //             A small call is one launch without workspace (one_launch_backward).
 // Each vector path gives a thread 4 to 8 vectors where the row allows: that many 16-byte
 // loads in flight per thread is what keeps HBM busy at this occupancy.
@@ -180,14 +182,21 @@ inline backward_shape shape_of(path choice) {
   }
 }
 
+// The vector builds of up to 4 vectors a thread hold x and dy in registers and read a slot's
+// next row while they compute this one (hold::pipelined). Rows of vector-block512 with
+// more hold their 8 vectors in registers too when x is fp32 (8 x 4 dgamma partials beside
+// them fit one 512-thread block an SM) and read them again when 16-bit (8 x 8 would not)
 template <class T, class G>
 backward_kernel<T, G> backward_build(path choice, std::int64_t m, std::int64_t n) {
   const bool registers = small_call(m, n);
+  constexpr hold wide = sizeof(T) == 4 ? hold::registers : hold::reread;
   switch (choice) {
-    case path::vector_warp: return backward_vector<T, G, 32, 4, 4, true>;
-    case path::vector_block128: return backward_vector<T, G, 128, 4, 4, true>;
-    case path::vector_block256: return backward_vector<T, G, 256, 2, 4, true>;
-    case path::vector_block512: return backward_vector<T, G, 512, 1, 8, false>;
+    case path::vector_warp: return backward_vector<T, G, 32, 4, 4, hold::pipelined>;
+    case path::vector_block128: return backward_vector<T, G, 128, 4, 4, hold::pipelined>;
+    case path::vector_block256: return backward_vector<T, G, 256, 2, 4, hold::pipelined>;
+    case path::vector_block512:
+      return n / vector_width<T> <= 512 * 4 ? backward_vector<T, G, 512, 1, 4, hold::pipelined>
+                                            : backward_vector<T, G, 512, 1, 8, wide>;
     // a small call's rows of up to 8 (32, 16) elements a thread stay in registers
     case path::strided_warp:
       return !registers ? backward_strided<T, G, 32, 0>
