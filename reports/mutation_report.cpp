@@ -202,6 +202,7 @@ json::value stryker(const campaign& c) {
   value schedules(json::array{});
   for (const auto& x : c.schedules) schedules.push(x);
   config.set("schedules", std::move(schedules));
+  config.set("firstKill", c.first_kill);
   config.set("started", c.started);
   config.set("baselineSeconds", c.baseline_seconds);
   config.set("score", s.value() ? value(*s.value()) : value());
@@ -222,7 +223,9 @@ std::string markdown(const campaign& c) {
     out << ", simt schedules";
     for (const auto& x : c.schedules) out << " " << x;
   }
-  out << "). Every property ran against every mutant.\n\n";
+  out << (c.first_kill ? "). Each mutant's suite stopped at the first property that killed it (--first-kill): "
+                         "a killed mutant lists that one.\n\n"
+                       : "). Every property ran against every mutant.\n\n");
   out << "**Score " << percent(s.value()) << "** = (killed " << s.killed << " + timeout " << s.timeout
       << ") / (killed + timeout + survived " << s.survived << ").  \n";
   out << "**Strict score " << percent(s.strict_value()) << "** = " << s.strict_killed

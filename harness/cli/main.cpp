@@ -243,6 +243,7 @@ std::string absolute_kernel_spec(const std::string& spec) {
 struct campaign_output {
   std::optional<std::string> report_path;  ///< the JSON report, when one is asked for
   bool verbose = false;                    ///< every distribution table, not only a failing property's
+  bool first_failure = false;              ///< stop after the first property that fails
 };
 
 int run_campaign(const std::string& command, const std::vector<const property*>& selected, const nc::kernel& k,
@@ -305,6 +306,11 @@ int run_campaign(const std::string& command, const std::vector<const property*>&
       std::printf("\ndistribution of %s:\n%s", r.name.c_str(), format_distribution(r).c_str());
     std::fflush(stdout);
     report.properties.push_back(std::move(r));
+    if (output.first_failure && report.properties.back().failed && i + 1 < selected.size()) {
+      std::printf("\nstopped at the first failure (--first-failure): the %zu properties after it are not run\n",
+                  selected.size() - i - 1);
+      break;
+    }
     // a device fault poisons the CUDA context: every later call would fail with it, so the
     // properties after this one would only repeat this one's failure
     // (isolated: each property has a fresh worker and context, so only a device that no fresh
@@ -350,7 +356,7 @@ int command_run(int argc, char** argv) {
   const options_map o(argc, argv, 2,
                       {"backend", "kernel", "seed", "scale", "report", "case-dir", "epsilon", "mutant-cases",
                        "mutant-jobs", "mutant-budget"},
-                      {"verbose"});
+                      {"verbose", "mutant-every-property"});
   if (!o.positional.empty()) throw usage_error("run takes no argument '" + o.positional[0] + "'");
   campaign_options options = options_of(o);
   if (auto scale = o.get("scale")) options.scale = parse_scale(*scale);
@@ -368,6 +374,9 @@ int command_run(int argc, char** argv) {
                                 "--cases", o.get("mutant-cases").value_or("200"),
                                 "--jobs", o.get("mutant-jobs").value_or("2"), "--out", "reports/out/mutants"};
   if (auto budget = o.get("mutant-budget")) args.insert(args.end(), {"--budget", *budget});
+  // a verdict for each mutant: its suite stops at the first property that kills it, unless
+  // the report should list every property that does
+  if (!o.has("mutant-every-property")) args.push_back("--first-kill");
   std::vector<char*> argv_mutants;
   for (std::string& a : args) argv_mutants.push_back(a.data());
   return nc::mutants::run_main(int(argv_mutants.size()), argv_mutants.data());
@@ -376,7 +385,7 @@ int command_run(int argc, char** argv) {
 int command_check(int argc, char** argv) {
   const options_map o(argc, argv, 2,
                       {"backend", "kernel", "cases", "seed", "case-dir", "property", "skip", "json", "epsilon"},
-                      {"verbose"});
+                      {"verbose", "first-failure"});
   if (o.positional.size() != 1) throw usage_error("check takes one group: forward, backward, gamma or all");
   const std::string group = o.positional[0];
   if (group != "forward" && group != "backward" && group != "gamma" && group != "all")
@@ -407,7 +416,8 @@ int command_check(int argc, char** argv) {
   if (selected.empty() && only) throw usage_error("--property '" + *only + "' is not in the group '" + group + "', or --skip names it");
   if (selected.empty()) throw usage_error("--skip leaves no property of the group '" + group + "'");
   const nc::kernel k = choose_kernel(o);
-  return run_campaign("check " + group, selected, k, options, {o.get("json"), o.has("verbose")});
+  return run_campaign("check " + group, selected, k, options,
+                      {o.get("json"), o.has("verbose"), o.has("first-failure")});
 }
 
 // runs <origin>_replay (built beside normcheck) on a fuzz regression's raw input: its exit status
@@ -656,16 +666,19 @@ struct verb {
 
 const verb verbs[] = {
     {"run", "normcheck run [--backend auto|cuda|simt] [--kernel PATH] [--seed S] [--scale X] [--report FILE] ...",
-     "  [--case-dir DIR] [--epsilon E] [--mutant-cases N] [--mutant-jobs N] [--mutant-budget S] [--verbose]\n"
-     "  The main job: every property on the kernel, then (for the shipped kernels) the mutation campaign.\n"
+     "  [--case-dir DIR] [--epsilon E] [--mutant-cases N] [--mutant-jobs N] [--mutant-budget S]\n"
+     "  [--mutant-every-property] [--verbose]\n"
+     "  The main job: every property on the kernel, then (for the shipped kernels) the mutation campaign,\n"
+     "  each mutant's suite stopping at its first kill (--mutant-every-property: every property runs).\n"
      "  --report defaults to reports/out/run-<UTC time>.json; --scale multiplies every case count.\n",
      command_run},
     {"check", "normcheck check forward|backward|gamma|all [--backend auto|cuda|simt] [--kernel PATH] ...",
      "  [--cases N] [--seed S] [--case-dir DIR] [--property NAME] [--skip NAME,...] [--json FILE] [--epsilon E]\n"
-     "  [--verbose]\n"
+     "  [--verbose] [--first-failure]\n"
      "  The properties of one group. Cases are drawn inside what the kernel declares (abi.h); the summary\n"
      "  lists what was not exercised. --epsilon: every case with this epsilon (a kernel with one built in).\n"
-     "  --verbose prints every property's distribution table (by default only a failing one's).\n",
+     "  --verbose prints every property's distribution table (by default only a failing one's).\n"
+     "  --first-failure stops after the first property that fails (the mutation runner's --first-kill).\n",
      command_check},
     {"replay", "normcheck replay FILE [--backend auto|cuda|simt] [--kernel PATH]",
      "  Re-runs a case file (a shrunk counterexample or a fuzz regression) and shows the first\n"

@@ -112,7 +112,8 @@ std::vector<class_share> distribution_of(const run_state& s, const capabilities&
   std::vector<class_share> out;
   std::map<std::pair<std::string, std::string>, double> wanted;
   for (const intended_share& i : s.p.intended)
-    if (intent_applies(i, s.k, domain)) wanted[{i.dimension, i.cls}] = i.min_share;
+    if (intent_applies(i, s.k, domain) && !(i.unless_observed && s.counts.count(*i.unless_observed)))
+      wanted[{i.dimension, i.cls}] = i.min_share;
   for (const auto& [key, count] : s.counts) {
     class_share c{key.first, key.second, count, s.cases ? double(count) / double(s.cases) : 0.0, 0};
     if (auto it = wanted.find(key); it != wanted.end()) c.min_share = it->second;
@@ -177,7 +178,8 @@ capabilities domain_of(const kernel& k, const campaign_options& options) {
 std::int64_t planned_cases(const property& p, const campaign_options& options) {
   const std::int64_t wanted =
       options.cases > 0 ? options.cases : std::max<std::int64_t>(1, std::llround(double(p.cases) * options.scale));
-  return p.max_cases > 0 ? std::min<std::int64_t>(wanted, p.max_cases) : wanted;
+  const std::int64_t floor = std::max<std::int64_t>(wanted, p.min_cases);
+  return p.max_cases > 0 ? std::min<std::int64_t>(floor, p.max_cases) : floor;
 }
 
 std::string skip_reason(const property& p, const kernel& k, const campaign_options& options) {

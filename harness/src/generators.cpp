@@ -1,4 +1,5 @@
 #include "normcheck/harness/generators.hpp"
+#include "path_table.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -7,6 +8,7 @@
 #include <numbers>
 #include <limits>
 #include <set>
+#include <span>
 #include <tuple>
 
 namespace nc::harness {
@@ -355,6 +357,14 @@ rc::Seq<std::int64_t> column_shrinks(std::int64_t n) {
 
 }  // namespace
 
+static std::vector<std::int64_t> path_limits() {
+  std::set<std::int64_t> out;
+  for (const auto table : {std::span<const path_limit>(forward_vector_paths), std::span<const path_limit>(backward_vector_paths)})
+    for (const path_limit& p : table)
+      if (p.max_vectors > 0) out.insert(p.max_vectors);
+  return {out.begin(), out.end()};
+}
+
 rc::Gen<std::int64_t> gen_columns(nc_dtype t, std::int64_t max_n) {
   std::vector<std::int64_t> listed;
   for (std::int64_t n : interesting_columns(t))
@@ -375,7 +385,7 @@ rc::Gen<std::int64_t> gen_columns(nc_dtype t, std::int64_t max_n) {
 rc::Gen<std::int64_t> gen_long_columns(nc_dtype t, std::int64_t max_n) {
   const std::int64_t w = vector_width_of(t), floor = 4096;
   std::vector<std::int64_t> thresholds;
-  for (std::int64_t vectors : {1024, 4096, 8192})
+  for (const std::int64_t vectors : path_limits())
     for (std::int64_t n : {vectors * w, vectors * w + w})
       if (n > floor && n <= max_n) thresholds.push_back(n);
   return [=](const rc::Random& random, int) {
@@ -398,11 +408,9 @@ std::vector<std::int64_t> interesting_columns(nc_dtype x_dtype) {
   // threads per block (a warp, the blocks of the shipped kernels) times small multiples
   for (std::int64_t threads : {32, 128, 256, 512, 1024})
     for (std::int64_t times : {1, 2, 3, 4, 8}) n.insert({threads * times - 1, threads * times, threads * times + 1});
-  // vectors per row where the shipped kernel switches path (rmsnorm_dispatch.cuh): forward
-  // 256 / 1024 / 4096 / 8192, backward 128 / 512 / 1024 / 4096; one vector and one element
-  // either side
-  for (std::int64_t vectors : {128, 256, 512, 1024, 2048, 4096, 8192})
-    n.insert({vectors * w - w, vectors * w - 1, vectors * w, vectors * w + 1, vectors * w + w});
+  // vectors per row where the shipped kernel switches path (path_table.hpp); one vector and
+  // one element either side
+  for (const std::int64_t v : path_limits()) n.insert({v * w - w, v * w - 1, v * w, v * w + 1, v * w + w});
   n.erase(0);
   return {n.begin(), n.end()};
 }

@@ -148,4 +148,19 @@ std::optional<std::string> guarded_scratch::check(bool contents) {
   return std::nullopt;
 }
 
+std::optional<std::string> guarded_scratch::check_outside(std::size_t first, std::size_t last) {
+  const std::size_t guard = guarded_buffer::guard_bytes;
+  std::vector<unsigned char> image(2 * guard + bytes_);
+  kernel_.download(image.data(), device_, image.size());
+  for (std::size_t b = 0; b < image.size(); ++b) {
+    if (b >= guard + first && b < guard + last) continue;
+    if (image[b] == scratch_guard) continue;
+    if (b < guard) return "the guard band before the workspace was written at byte " + std::to_string(b);
+    if (b >= guard + bytes_) return "the guard band after the workspace was written at byte " + std::to_string(b - guard - bytes_);
+    return "the workspace was written at byte " + std::to_string(b - guard) + ", outside the " +
+           std::to_string(last - first) + " bytes given from byte " + std::to_string(first);
+  }
+  return std::nullopt;
+}
+
 }  // namespace nc::harness

@@ -22,6 +22,7 @@
 #include "normcheck/harness/property.hpp"
 #include "normcheck/oracles/compare.hpp"
 #include "normcheck/oracles/exact.hpp"
+#include "path_table.hpp"
 
 namespace nc::harness {
 namespace {
@@ -328,6 +329,36 @@ void check_scaling(const kernel& kn, const norm_case& c, observation& o) {
 
 // ---- batch invariance ----
 
+// A kernel that reports no path (abi.h: the path functions are optional) may round a row by
+// where the row lives or by how many rows its call has, and be correct: a vectorized kernel's
+// scalar head and tail follow the row's address, a library picks its kernel by the batch. Two
+// calls are held to bits where the kernel reports the same path for both; else two correct
+// results of a row are within twice its exact bound of each other.
+bool same_reported_path(const outputs& a, const outputs& b) {
+  return !a.forward_path.empty() && a.forward_path == b.forward_path && a.backward_path == b.backward_path;
+}
+
+// row i of c's outputs `a` against row j of `b`, for each (i, j): within twice row i's bound
+void rows_within_twice_the_bound(verdicts& v, const kernel& k, const norm_case& c, const outputs& a,
+                                 const outputs& b, const std::vector<std::pair<std::int64_t, std::int64_t>>& rows) {
+  const auto forward = exact_forward_of(c, k.capabilities());
+  const auto backward = exact_backward_of(c, c.dy, k.capabilities());
+  const auto value = [&](const std::vector<std::uint32_t>& out, std::int64_t row, std::int64_t col) {
+    return value_of(c.x_dtype, out[std::size_t(row * c.n + col)]);
+  };
+  for (const auto [i, j] : rows) {
+    if (forward.rows[std::size_t(i)].in_domain()) {
+      for (std::int64_t col = 0; col < c.n; ++col)
+        v.within("y", i, col, value(b.y, j, col), value(a.y, i, col), 2 * forward.y_bound[std::size_t(i * c.n + col)]);
+      v.within("r", i, 0, value_of(NC_F32, b.r[std::size_t(j)]), value_of(NC_F32, a.r[std::size_t(i)]),
+               2 * forward.r_bound[std::size_t(i)]);
+    }
+    if (backward.rows[std::size_t(i)].in_domain())
+      for (std::int64_t col = 0; col < c.n; ++col)
+        v.within("dx", i, col, value(b.dx, j, col), value(a.dx, i, col), 2 * backward.dx_bound[std::size_t(i * c.n + col)]);
+  }
+}
+
 rc::Gen<norm_case> batch_cases() {
   return rc::gen::exec([] {
     static const case_profile profile = [] {
@@ -371,10 +402,16 @@ void check_batch_invariance(const kernel& k, const norm_case& c, observation& o)
   tag_case(o, c), tag_paths(o, batch);
   o.tag("row", i == 0 ? "first" : i == c.m - 1 ? "last" : "inside");
   verdicts v;
+  if (batch.forward_path.empty()) {
+    o.tag("paths", "not reported");
+    rows_within_twice_the_bound(v, k, c, batch, single, {{i, 0}});
+    return v.finish(o, "row " + std::to_string(i) + " alone must give what it gives in the batch, within twice its "
+                       "bound (the kernel reports no path)");
+  }
   v.same_bits("y", c.x_dtype, single.y, row_of(batch.y, c.n, i), c.n);
   v.same_bits("r", NC_F32, single.r, {batch.r[std::size_t(i)]}, 1);
   v.same_bits("dx", c.x_dtype, single.dx, row_of(batch.dx, c.n, i), c.n);
-  if (single.forward_path != batch.forward_path || single.backward_path != batch.backward_path)
+  if (!same_reported_path(single, batch))
     v.fail("the row alone took another path (" + single.forward_path + "/" + single.backward_path + ")");
   v.finish(o, "row " + std::to_string(i) + " alone must give the bits it gives in the batch");
 }
@@ -395,9 +432,12 @@ void check_layout_invariance(const kernel& k, const norm_case& c, observation& o
   dense.layout = contiguous_layouts(c.n);
   const outputs a = execute(k, c, calls::forward_and_backward), b = execute(k, dense, calls::forward_and_backward);
   tag_case(o, c), tag_paths(o, a);
-  const bool same_forward = a.forward_path == b.forward_path;
-  const bool same_backward = same_forward && a.backward_path == b.backward_path;
-  o.tag("paths", same_backward ? "same" : same_forward ? "backward differs" : "forward differs");
+  const bool same_forward = !a.forward_path.empty() && a.forward_path == b.forward_path;
+  const bool same_backward = same_forward && same_reported_path(a, b);
+  o.tag("paths", a.forward_path.empty() ? "not reported"
+                 : same_backward        ? "same"
+                 : same_forward         ? "backward differs"
+                                        : "forward differs");
   verdicts v;
   if (same_forward) {
     v.same_bits("y", c.x_dtype, a.y, b.y, c.n);
@@ -508,12 +548,22 @@ void check_permutation(const kernel& k, const norm_case& c, observation& o) {
   const outputs a = execute(k, c, calls::forward_and_backward), b = execute(k, q, calls::forward_and_backward);
   tag_case(o, c), tag_paths(o, a);
   verdicts v;
+  // a row that moves, on a kernel that reports no path, is compared within the bound
+  // (same_reported_path: torch's eager kernel rounds a moved fp16 row's r differently even where
+  // the move keeps it 16-byte aligned, H200 2026-12-04)
+  std::vector<std::pair<std::int64_t, std::int64_t>> moved;
   for (std::int64_t i = 0; i < c.m; ++i) {
     const std::int64_t from = p[std::size_t(i)];
+    if (from != i && !same_reported_path(a, b)) {
+      moved.push_back({from, i});
+      continue;
+    }
     v.same_bits("y", c.x_dtype, row_of(b.y, c.n, i), row_of(a.y, c.n, from), c.n);
     v.same_bits("r", NC_F32, {b.r[std::size_t(i)]}, {a.r[std::size_t(from)]}, 1);
     v.same_bits("dx", c.x_dtype, row_of(b.dx, c.n, i), row_of(a.dx, c.n, from), c.n);
   }
+  if (a.forward_path.empty()) o.tag("paths", moved.empty() ? "not reported, no row moved" : "not reported, rows moved");
+  if (!moved.empty()) rows_within_twice_the_bound(v, k, c, a, b, moved);
   // dgamma sums the rows in another order: within twice the bound
   const auto exact = exact_backward_of(c, c.dy, k.capabilities());
   for (std::int64_t j = 0; j < c.n; ++j)
@@ -666,6 +716,143 @@ void draw_values(norm_case& c, const case_profile& profile) {
   c.gamma = *gen_values(c.gamma_dtype, 1, c.n, profile.gamma);
 }
 
+// ---- the dispatch table's boundaries ----
+// The shipped kernels' paths switch at the limits of path_table.hpp: a row one vector past a
+// register path's limit is where an off-by-one in the table or in a kernel's register count
+// shows, and random N reaches such a row rarely. Each case sweeps them all: for every dtype
+// pair the kernel serves, N of limit - 1, limit and limit + 1 vectors of every vector path of
+// both directions (dense, aligned rows), and the strided paths' limit +- 1 element, each run
+// forward and backward against the exact oracle. A kernel that lists the table's paths must
+// also take the path the table gives. Every cell is a row of the distribution table that
+// every case must hit.
+
+struct boundary_cell {
+  std::string name;  // "forward vector-warp 256+1 vectors, 4-byte x": a distribution dimension
+  std::int64_t n;
+};
+
+// the path of the table a dense aligned row of `vectors` vectors takes (strided past them all)
+template <std::size_t K>
+std::string table_path(const path_limit (&table)[K], std::int64_t vectors, std::int64_t n) {
+  for (const path_limit& p : table)
+    if (p.max_vectors == 0 || vectors <= p.max_vectors) return path_name(p.choice);
+  return path_name(n <= strided_warp_max_n ? path::strided_warp : path::strided_block);
+}
+
+std::vector<boundary_cell> boundary_cells(std::int64_t width) {
+  std::vector<boundary_cell> out;
+  const std::string bytes = ", " + std::to_string(16 / width) + "-byte x";
+  const auto vector_cells = [&](const char* direction, const auto& table) {
+    for (const path_limit& p : table) {
+      if (p.max_vectors == 0) continue;
+      for (const std::int64_t side : {-1, 0, 1})
+        out.push_back({std::string(direction) + " " + path_name(p.choice) + " " + std::to_string(p.max_vectors) +
+                           (side < 0 ? "-1" : side > 0 ? "+1" : "") + " vectors" + bytes,
+                       (p.max_vectors + side) * width});
+    }
+  };
+  vector_cells("forward", forward_vector_paths);
+  vector_cells("backward", backward_vector_paths);
+  // a ragged row (N odd: no vector path) either side of the strided paths' limit
+  for (const std::int64_t side : {-1, 1})
+    out.push_back({"strided " + std::to_string(strided_warp_max_n) + (side < 0 ? "-1" : "+1") + " elements" + bytes,
+                   strided_warp_max_n + side});
+  return out;
+}
+
+// why a kernel cannot serve a cell's row ("" if it can)
+std::string cell_needs(const boundary_cell& cell, const capabilities& caps) {
+  if ((caps.max_n > 0 && cell.n > caps.max_n) || (caps.max_elements > 0 && cell.n > caps.max_elements))
+    return "longer than the kernel serves";
+  return "";
+}
+
+rc::Gen<norm_case> boundary_cases() {
+  return rc::gen::noShrink(rc::gen::exec([] {
+    // the carrier of the sweep's seed: a valid empty call (M = 0), so its case file reads back
+    norm_case c;
+    c.gamma = {bits_of(c.gamma_dtype, 1.0)};
+    c.parameters["sweep seed"] = std::to_string(*gen_seed());
+    return c;
+  }));
+}
+
+bool listed(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+bool lists_table_paths(const kernel& k) {
+  for (const path_limit& p : forward_vector_paths)
+    if (!listed(k.forward_paths(), path_name(p.choice))) return false;
+  for (const path_limit& p : backward_vector_paths)
+    if (!listed(k.backward_paths(), path_name(p.choice))) return false;
+  return true;
+}
+
+void check_dispatch_boundaries(const kernel& k, const norm_case& sweep, observation& o) {
+  static const case_profile profile = case_profile::differential();
+  // the campaign's domain: the kernel's capabilities, epsilon pinned where --epsilon pins it
+  const capabilities& caps = drawing_domain();
+  const float epsilon = caps.takes_epsilon(1e-6f) ? 1e-6f : caps.epsilons.front();
+  const std::uint64_t seed = std::stoull(parameter(sweep, "sweep seed"));
+  const bool table_kernel = lists_table_paths(k);
+  std::uint64_t draw = seed;
+  for (const nc_dtype x : all_dtypes)
+    for (const nc_dtype g : all_dtypes) {
+      if (!caps.serves(x, g)) continue;
+      const std::int64_t width = vector_width_of(x);
+      for (const boundary_cell& cell : boundary_cells(width)) {
+        const std::string dimension = cell.name;
+        if (const std::string why = cell_needs(cell, caps); !why.empty()) {
+          o.tag(dimension, why);
+          continue;
+        }
+        norm_case c;
+        c.x_dtype = x, c.gamma_dtype = g, c.n = cell.n, c.epsilon = epsilon;
+        // 1 to 3 rows, as many as the kernel's size limit allows
+        c.m = 1 + std::int64_t(draw % 3);
+        if (caps.max_elements > 0) c.m = std::min(c.m, caps.max_elements / c.n);
+        c.layout = contiguous_layouts(c.n);
+        draw = draw * 6364136223846793005ull + 1442695040888963407ull;
+        c = rc::gen::exec([&] {
+          norm_case v = c;
+          draw_values(v, profile);
+          return v;
+        })(rc::Random(draw), 0).value();
+        outputs out;
+        try {
+          out = execute(k, c, calls::forward_and_backward);
+        } catch (const property_failure& e) {
+          throw property_failure(dimension + ": " + describe(c) + ": " + e.summary(), e.first());
+        }
+        const auto forward = exact_forward_of(c, caps);
+        verdicts v;
+        v.oracle_matrix("y", c.x_dtype, out.y, c.m, c.n, forward.y, forward.y_bound, forward.rows);
+        if (caps.writes_r()) v.oracle_vector("r", NC_F32, out.r, forward.r, forward.r_bound, forward.rows, false);
+        if (caps.backward()) {
+          const auto backward = exact_backward_of(c, c.dy, caps);
+          v.oracle_matrix("dx", c.x_dtype, out.dx, c.m, c.n, backward.dx, backward.dx_bound, backward.rows);
+          v.oracle_vector("dgamma", c.gamma_dtype, out.dgamma, backward.dgamma, backward.dgamma_bound,
+                          backward.columns, true);
+        }
+        const std::int64_t vectors = c.n % width == 0 ? c.n / width : 0;
+        if (table_kernel) {
+          const std::string want_forward = vectors ? table_path(forward_vector_paths, vectors, c.n)
+                                                   : path_name(c.n <= strided_warp_max_n ? path::strided_warp : path::strided_block);
+          const std::string want_backward = vectors ? table_path(backward_vector_paths, vectors, c.n) : want_forward;
+          if (out.forward_path != want_forward)
+            v.fail("the forward took " + out.forward_path + ", the dispatch table gives " + want_forward);
+          if (caps.backward() && out.backward_path != want_backward)
+            v.fail("the backward took " + out.backward_path + ", the dispatch table gives " + want_backward);
+        }
+        // the case itself, for the failure's message (a case file holds the sweep's seed)
+        v.finish(o, dimension + ": " + describe(c) + " must match the exact oracle" +
+                        (table_kernel ? " on the table's paths" : ""));
+        o.tag(dimension, "hit");
+      }
+    }
+}
+
 // ---- a batch taller than the grid ----
 // On a GPU the backward grid is persistent: a few thousand row slots, each looping over the
 // rows S apart. Here the rows outnumber the slots on the block paths (N of 1032–1900), and
@@ -705,10 +892,20 @@ void check_tall_batch(const kernel& k, const norm_case& c, observation& o) {
   const std::int64_t slots = table_rows >= 1 ? table_rows : 1024;
   o.tag("backward slots", table_rows < 1 ? "no partial table" : c.m > slots ? "loop" : "one row each");
   verdicts v;
+  // a kernel that reports no path: the pieces' rows against the batch's, within the bound
+  outputs pieces = batch;
+  std::vector<std::pair<std::int64_t, std::int64_t>> rows;
   for (std::int64_t first = slots; first < c.m; first += slots) {
     const std::int64_t count = std::min(slots, c.m - first);
     const norm_case piece = rows_of(c, first, count, k.capabilities());
     const outputs p = execute(k, piece, calls::forward_and_backward);
+    if (batch.forward_path.empty()) {
+      std::copy(p.y.begin(), p.y.end(), pieces.y.begin() + first * c.n);
+      std::copy(p.r.begin(), p.r.end(), pieces.r.begin() + first);
+      std::copy(p.dx.begin(), p.dx.end(), pieces.dx.begin() + first * c.n);
+      for (std::int64_t i = first; i < first + count; ++i) rows.push_back({i, i});
+      continue;
+    }
     const auto rows = [&](const std::vector<std::uint32_t>& v, std::int64_t width) {
       return std::vector<std::uint32_t>(v.begin() + first * width, v.begin() + (first + count) * width);
     };
@@ -719,6 +916,7 @@ void check_tall_batch(const kernel& k, const norm_case& c, observation& o) {
       v.fail("rows " + std::to_string(first) + "+ alone took another path (" + p.forward_path + "/" +
              p.backward_path + ")");
   }
+  if (!rows.empty()) rows_within_twice_the_bound(v, k, c, batch, pieces, rows);
   // dgamma sums over every slot's rows: no piece has it, the exact oracle does (a slot that
   // keeps only its last row, or starts from what its table row held, is caught here)
   const auto exact = exact_backward_of(c, c.dy, k.capabilities());
@@ -787,6 +985,21 @@ std::string needs_tall_backward(const capabilities& caps) {
 // the contract property lives in contract.cpp
 property contract_property();
 
+// every cell of the dispatch-boundary sweep in every case, where the kernel serves the dtype
+std::vector<intended_share> boundary_intents() {
+  std::vector<intended_share> out;
+  for (const std::int64_t width : {4, 8})
+    for (const boundary_cell& cell : boundary_cells(width)) {
+      const bool bytes4 = width == 4;
+      out.push_back({cell.name, "hit", 0.99, [bytes4, cell](const capabilities& caps) -> std::string {
+                       const std::uint32_t pairs = bytes4 ? NC_PAIR_F32 : NC_PAIRS_ALL & ~std::uint32_t(NC_PAIR_F32);
+                       if (!(caps.dtype_pairs & pairs)) return "the kernel serves no x of that size";
+                       return cell_needs(cell, caps);
+                     }});
+    }
+  return out;
+}
+
 const std::vector<property>& all_properties() {
   static const std::vector<property> properties = [] {
     using intents = std::vector<intended_share>;
@@ -848,6 +1061,9 @@ const std::vector<property>& all_properties() {
         {"a_non_finite_row_leaves_every_other_row_unchanged", {"forward", "backward"}, 2250, isolation_cases(),
          check_isolation, join({every_dtype, {{"non-finite rows", "one", 0.2}, {"non-finite rows", "several", 0.1}}})},
         contract_property(),
+        // a case is a sweep of about 130 calls: 3 cases whatever --cases asks (every cell in each)
+        {"the_dispatch_boundaries_match_the_exact_oracle", {"forward", "backward", "gamma"}, 3, boundary_cases(),
+         check_dispatch_boundaries, boundary_intents(), "", 3},
         {"a_batch_taller_than_the_grid_gives_its_pieces_bits", {"forward", "backward"}, 6,
          tall_wide_cases(), check_tall_batch, {{"backward slots", "loop", 0.85}},
          "up to 4M elements a case; the simt grid of 16 blocks already loops in every other property", 6,

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -80,6 +82,91 @@ TEST(contract_rules, every_breaker_cites_a_rule_of_the_catalog_for_its_call) {
     ASSERT_NE(r, nullptr) << b.name << " cites '" << b.rule_id << "'";
     EXPECT_TRUE(r->calls & (b.backward ? rule_backward : rule_forward)) << b.name << ": " << b.rule_id;
   }
+}
+
+// the (call, rule id) pairs of the catalog: "forward x.offset", "backward workspace.null"
+std::set<std::string> catalog_pairs() {
+  std::set<std::string> out;
+  for (const contract_rule& r : contract_rules)
+    for (auto [bit, call] : {std::pair{rule_forward, "forward "}, std::pair{rule_backward, "backward "}})
+      if (r.calls & bit) out.insert(call + std::string(r.id));
+  return out;
+}
+
+TEST(contract_rules, every_rule_of_the_catalog_has_a_breaker_in_each_call_it_applies_to) {
+  std::set<std::string> broken;
+  for (const contract_breaker& b : contract_breakers()) broken.insert((b.backward ? "backward " : "forward ") + b.rule_id);
+  for (const std::string& pair : catalog_pairs()) EXPECT_TRUE(broken.count(pair)) << pair << " has no breaker";
+}
+
+// every rule the shipped checker (kernels/src/contract.cpp) can cite, read from its source: the
+// literal ids of fail("..."), and each operand's layout, dtype and overlap rules by the calls
+// that check them. A rule added there without a catalog entry and a breaker fails here.
+std::set<std::string> checker_pairs() {
+  std::ifstream in(NORMCHECK_CONTRACT_CHECKER);
+  EXPECT_TRUE(in) << NORMCHECK_CONTRACT_CHECKER;
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string source = text.str();
+  const std::size_t forward_at = source.find("check_forward(const"), backward_at = source.find("check_backward(const");
+  EXPECT_NE(forward_at, std::string::npos);
+  EXPECT_NE(backward_at, std::string::npos);
+  const std::map<std::string, std::vector<std::string>> kinds = {
+      {"matrix", {"null", "offset", "col_stride", "row_stride", "overflow", "distinct"}},
+      {"vector", {"null", "offset", "stride", "overflow"}},
+      {"raw", {}},
+      {"dtype_in", {"dtype"}},
+      {"dtype_is", {"dtype"}}};
+  std::set<std::string> out;
+  const auto section = [&](std::size_t from, std::size_t to, std::vector<std::string> calls) {
+    const std::string part = source.substr(from, to - from);
+    const std::regex literal(R"re(fail\("([a-z_.]+)")re"), operand(R"re(\b(matrix|vector|raw|dtype_in|dtype_is)\("([a-z]+)"([^;]*)\);)re");
+    for (std::sregex_iterator i(part.begin(), part.end(), literal), end; i != end; ++i)
+      for (const std::string& call : calls) {
+        const contract_rule* r = find_contract_rule((*i)[1].str());
+        // a helper's literal belongs to the calls the catalog gives it (a missing id fails below)
+        if (r == nullptr || (r->calls & (call == "forward " ? rule_forward : rule_backward)) || calls.size() == 1)
+          out.insert(call + (*i)[1].str());
+      }
+    for (std::sregex_iterator i(part.begin(), part.end(), operand), end; i != end; ++i) {
+      const std::string name = (*i)[2].str();
+      std::vector<std::string> rules = kinds.at((*i)[1].str());
+      // an output (the last argument true) must share no byte with any other operand
+      const std::string rest = (*i)[3].str();
+      if (rest.size() >= 4 && rest.substr(rest.size() - 4) == "true") rules.push_back("overlap");
+      for (const std::string& call : calls)
+        for (const std::string& kind : rules) out.insert(call + name + "." + kind);
+    }
+  };
+  section(0, forward_at, {"forward ", "backward "});
+  section(forward_at, backward_at, {"forward "});
+  section(backward_at, source.size(), {"backward "});
+  return out;
+}
+
+TEST(contract_rules, every_rule_the_shipped_checker_applies_is_in_the_catalog_with_a_breaker) {
+  const std::set<std::string> checker = checker_pairs(), catalog = catalog_pairs();
+  EXPECT_GE(checker.size(), 70u) << "the checker's source was not read as expected";
+  for (const std::string& pair : checker) EXPECT_TRUE(catalog.count(pair)) << pair << ": applied by the checker, not in the catalog";
+  for (const std::string& pair : catalog) EXPECT_TRUE(checker.count(pair)) << pair << ": in the catalog, not applied by the checker";
+}
+
+// a default campaign's contract property on the shipped kernel breaks every rule of the catalog
+// in every call it applies to (its distribution judges each one's share)
+TEST(contract_rules, the_contract_property_breaks_every_rule_on_the_shipped_kernel) {
+  const property* p = find_property("invalid_calls_are_rejected_naming_the_argument");
+  ASSERT_NE(p, nullptr);
+  campaign_options options;
+  options.cases = 1500;
+  options.seed = 7;
+  const property_result r = run_property(*p, simt(), options);
+  EXPECT_TRUE(r.passed()) << r.failure;
+  std::map<std::string, std::int64_t> broken;
+  for (const class_share& c : r.distribution) {
+    if (c.dimension == "rule broken") broken[c.cls] = c.count;
+    EXPECT_NE(c.dimension, "rule drawn, not applicable") << c.cls;
+  }
+  for (const std::string& pair : catalog_pairs()) EXPECT_GT(broken[pair], 0) << pair << " never broken";
 }
 
 TEST(contract_rules, the_contract_fuzzer_tags_name_every_rule_of_the_catalog_and_no_other) {

@@ -127,6 +127,22 @@ inline nc_status rejected(const nc::violation& v) {
   return NC_ERR_INVALID_ARGUMENT;
 }
 
+/// where the row an order computes lives and how big its call is, for an order whose rounding
+/// follows them (a vectorized kernel's scalar head ends at the row's first 16-byte boundary; a
+/// library picks its kernel by M): set before every forward_row and backward_row
+struct row_place {
+  std::uintptr_t x_byte = 0;      ///< the address of the row's first element of x
+  std::size_t element_bytes = 4;  ///< x's element size
+  bool unit_stride = true;        ///< x's columns side by side
+  std::int64_t m = 0;             ///< the call's rows
+};
+inline thread_local row_place current_row;
+
+inline row_place place_of(const nc_matrix& x, std::int64_t i, std::int64_t m) {
+  return {reinterpret_cast<std::uintptr_t>(x.data) + std::uintptr_t(at(x, i, 0)) * nc::size_of(x.dtype),
+          nc::size_of(x.dtype), x.col_stride == 1, m};
+}
+
 template <class Order>
 nc_status forward(const nc_forward_args* a) {
   return guarded([&] {
@@ -137,6 +153,7 @@ nc_status forward(const nc_forward_args* a) {
     for (std::int64_t j = 0; j < n; ++j) gamma[std::size_t(j)] = load(a->gamma.data, a->gamma.dtype, at(a->gamma, j));
     for (std::int64_t i = 0; i < a->m; ++i) {
       for (std::int64_t j = 0; j < n; ++j) x[std::size_t(j)] = load(a->x.data, a->x.dtype, at(a->x, i, j));
+      current_row = place_of(a->x, i, a->m);
       const float r = Order::forward_row(n, x.data(), gamma.data(), a->epsilon, y.data());
       for (std::int64_t j = 0; j < n; ++j) store(a->y.data, a->y.dtype, at(a->y, i, j), y[std::size_t(j)]);
       store(a->r.data, NC_F32, at(a->r, i), r);
@@ -170,6 +187,7 @@ nc_status backward(const nc_backward_args* a) {
         dy[std::size_t(j)] = load(a->dy.data, a->dy.dtype, at(a->dy, i, j));
       }
       const float r = load(a->r.data, NC_F32, at(a->r, i));
+      current_row = place_of(a->x, i, a->m);
       Order::backward_row(n, x.data(), gamma.data(), dy.data(), r, dx.data(), term.data());
       for (std::int64_t j = 0; j < n; ++j) {
         store(a->dx.data, a->dx.dtype, at(a->dx, i, j), dx[std::size_t(j)]);

@@ -2,7 +2,7 @@
 // dgamma workspace, and launch. Compiled once per backend (nvcc for cuda, the host
 // compiler for simt), from this same source.
 //
-// Paths (the first whose preconditions hold; sizes in 16-byte vectors per row):
+// Paths (path_table.hpp: the first whose preconditions hold; sizes in 16-byte vectors per row):
 //   forward   vector-warp      a warp per row, x held in registers              <= 256
 //             vector-block128  128 threads per row, x in registers              <= 1024
 //             vector-block512  512 threads per row, x in registers              <= 4096
@@ -30,6 +30,7 @@
 
 #include "contract.hpp"
 #include "launch.cuh"
+#include "path_table.hpp"
 #include "rmsnorm_backward.cuh"
 #include "rmsnorm_dgamma.cuh"
 #include "rmsnorm_forward.cuh"
@@ -68,34 +69,14 @@ inline bool vector_gamma(const nc_vector& g) {
   return (g.stride == 1) && aligned16(g.data, g.offset, dtype_size(g.dtype));
 }
 
-enum class path { vector_warp, vector_block128, vector_block256, vector_block512, vector_block1024,
-                  vector_reload, strided_warp, strided_block };
-
-inline const char* path_name(path p) {
-  switch (p) {
-    case path::vector_warp: return "vector-warp";
-    case path::vector_block128: return "vector-block128";
-    case path::vector_block256: return "vector-block256";
-    case path::vector_block512: return "vector-block512";
-    case path::vector_block1024: return "vector-block1024";
-    case path::vector_reload: return "vector-reload";
-    case path::strided_warp: return "strided-warp";
-    case path::strided_block: return "strided-block";
-  }
-  return "?";
-}
-
 inline path forward_path(const nc_forward_args& a) {
   const std::size_t size = dtype_size(a.x.dtype);
   if (vector_matrix(a.x, a.n, size) && vector_matrix(a.y, a.n, size) && vector_gamma(a.gamma)) {
     const std::int64_t vectors = a.n / (16 / std::int64_t(size));
-    if (vectors <= 32 * 8) return path::vector_warp;
-    if (vectors <= 128 * 8) return path::vector_block128;
-    if (vectors <= 512 * 8) return path::vector_block512;
-    if (vectors <= 1024 * 8) return path::vector_block1024;
-    return path::vector_reload;
+    for (const path_limit& p : forward_vector_paths)
+      if (p.max_vectors == 0 || vectors <= p.max_vectors) return p.choice;
   }
-  return a.n <= 1024 ? path::strided_warp : path::strided_block;
+  return a.n <= strided_warp_max_n ? path::strided_warp : path::strided_block;
 }
 
 inline path backward_path(const nc_backward_args& a) {
@@ -103,12 +84,10 @@ inline path backward_path(const nc_backward_args& a) {
   if (vector_matrix(a.x, a.n, size) && vector_matrix(a.dy, a.n, size) && vector_matrix(a.dx, a.n, size) &&
       vector_gamma(a.gamma)) {
     const std::int64_t vectors = a.n / (16 / std::int64_t(size));
-    if (vectors <= 32 * 4) return path::vector_warp;
-    if (vectors <= 128 * 4) return path::vector_block128;
-    if (vectors <= 256 * 4) return path::vector_block256;
-    if (vectors <= 512 * 8) return path::vector_block512;
+    for (const path_limit& p : backward_vector_paths)
+      if (vectors <= p.max_vectors) return p.choice;
   }
-  return a.n <= 1024 ? path::strided_warp : path::strided_block;
+  return a.n <= strided_warp_max_n ? path::strided_warp : path::strided_block;
 }
 
 // A small call (launch.cuh) keeps its strided rows in registers; the same arithmetic in

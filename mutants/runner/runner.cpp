@@ -53,6 +53,8 @@ const char* usage_text =
     "  --timeout-factor F         a mutant's timeout is F x the baseline's time + 30 s (default 5)\n"
     "  --timeout S                a fixed timeout per run instead\n"
     "  --run-gpu-only             also run the mutants that need a GPU on simt\n"
+    "  --first-kill               a mutant's suite stops at the first property that kills it (a\n"
+    "                             verdict for each mutant, not every property's: ctest -L mutation)\n"
     "  --sanitizer PATH|none      cuda: compute-sanitizer for the racecheck pass (default: found on\n"
     "                             PATH or in /usr/local/cuda/bin); a survivor runs the suite again\n"
     "                             under racecheck, 2 cases a property, after a clean baseline there\n"
@@ -72,6 +74,7 @@ struct options {
   double timeout_factor = 5;
   double timeout = 0;
   bool run_gpu_only = false;
+  bool first_kill = false;
   std::string sanitizer = "auto";
   bool list = false;
   fs::path cli, plugins;
@@ -116,6 +119,7 @@ options parse(int argc, char** argv) {
     else if (a == "--timeout-factor") o.timeout_factor = number(a, next());
     else if (a == "--timeout") o.timeout = number(a, next());
     else if (a == "--run-gpu-only") o.run_gpu_only = true;
+    else if (a == "--first-kill") o.first_kill = true;
     else if (a == "--sanitizer") o.sanitizer = next();
     else if (a == "--normcheck") o.cli = next();
     else if (a == "--plugins") o.plugins = next();
@@ -226,6 +230,7 @@ class campaign_runner {
     } else if (o_.cases > 0) {
       argv.insert(argv.end(), {"--cases", std::to_string(o_.cases)});
     }
+    if (o_.first_kill) argv.push_back("--first-failure");
     // a mutant may fail every property: each gets 5 s of shrinking, so the suite ends well
     // inside its timeout with a counterexample for each
     std::vector<std::pair<std::string, std::string>> env{{"NORMCHECK_SHRINK_SECONDS", "5"}};
@@ -447,9 +452,11 @@ int campaign_runner::run() {
   c_.seed = o_.seed;
   c_.cases = o_.cases;
   if (simt()) c_.schedules = o_.schedules;
+  c_.first_kill = o_.first_kill;
   c_.started = now_iso();
   std::string repro = "normcheck mutants --backend " + backend_ + " --seed " + o_.seed;
   if (o_.cases > 0) repro += " --cases " + std::to_string(o_.cases);
+  if (o_.first_kill) repro += " --first-kill";
   if (simt()) {
     repro += " --schedules ";
     for (std::size_t i = 0; i < o_.schedules.size(); ++i) repro += (i ? "," : "") + o_.schedules[i];

@@ -74,9 +74,11 @@
  *   - Overlap. No output (y, r, dx, dgamma, the workspace) may share a byte with any other
  *     operand, input or output, of the same call (the byte ranges its elements can touch).
  *   - Workspace. workspace_size(args) depends only on M, N and the dtypes; the backward needs
- *     workspace_bytes >= that and, when it is > 0, a non-NULL, 16-byte aligned workspace. The
- *     workspace is scratch: its contents before and after the call mean nothing, its bytes
- *     outside [workspace, workspace + workspace_bytes) are never touched.
+ *     workspace_bytes >= that and, when it is > 0, a non-NULL, 16-byte aligned workspace (a
+ *     kernel that needs less alignment may serve a call whose workspace has less, giving the
+ *     bits of the aligned call; every other rule is rejected). The workspace is scratch: its
+ *     contents before and after the call mean nothing, its bytes outside [workspace,
+ *     workspace + workspace_bytes) are never touched.
  *   - Results. Every element of every output is written on NC_OK (nothing else is); inputs
  *     are never written; rows are independent (NaN/Inf in one row never reach another's
  *     outputs); dgamma is deterministic (bit-identical run to run for the same call); the

@@ -73,6 +73,7 @@ struct campaign {
   std::string seed;
   long cases = 0;                  // --cases given to every run (0: the suite's default)
   std::vector<std::string> schedules;  // simt fiber schedules each mutant ran under
+  bool first_kill = false;         // each mutant's suite stopped at its first killing property
   double baseline_seconds = 0;
   std::string started;             // ISO 8601 UTC
   std::vector<property> properties;

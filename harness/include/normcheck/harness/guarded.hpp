@@ -100,6 +100,9 @@ class guarded_scratch {
   void* data() const { return bytes_ == 0 ? nullptr : static_cast<char*>(device_) + guarded_buffer::guard_bytes; }
   /// what was written that should not have been: the guard bands, or (contents) anything
   std::optional<std::string> check(bool contents);
+  /// what was written outside contents [first, last) (a call given a workspace that starts
+  /// `first` bytes in), guard bands included
+  std::optional<std::string> check_outside(std::size_t first, std::size_t last);
 
  private:
   const kernel& kernel_;

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ struct intended_share {
   std::string cls;
   double min_share;
   requirement needs = {};  ///< the class occurs only where this holds (empty: wherever the dimension allows)
+  /// a class of cases that says this one could not occur on the kernel (a rule drawn that the
+  /// call left nothing to break of): observed in a run, the share is not judged there
+  std::optional<std::pair<std::string, std::string>> unless_observed = {};
 };
 
 struct property {
@@ -59,6 +63,9 @@ struct property {
   /// what the property needs of the kernel's capabilities (empty: nothing); a property that
   /// cannot run is reported as not exercised, with the reason
   requirement needs;
+  /// when > 0, no run takes fewer cases than this, whatever --cases or the scale ask (cheap
+  /// cases, each of which draws one of many classes that must all occur: the contract rules)
+  int min_cases = 0;
 };
 
 /// every property, in the order a campaign runs them
