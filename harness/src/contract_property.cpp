@@ -280,12 +280,6 @@ bool outside(const capabilities& caps, const call& k, bool backward) {
          (caps.max_n > 0 && f.n > caps.max_n);
 }
 
-std::vector<std::uint32_t> elements_of(const guarded_buffer& b) {
-  std::vector<std::uint32_t> bits(std::size_t(b.element_count()));
-  for (std::int64_t e = 0; e < b.element_count(); ++e) bits[std::size_t(e)] = b.element(e);
-  return bits;
-}
-
 // a backward the kernel served with a workspace that breaks a rule it may serve (may_serve):
 // it wrote nothing outside the workspace it was given, nothing to its inputs, and the same call
 // with the workspace kept to the rule gives the same dx and dgamma bits
@@ -295,13 +289,13 @@ void check_served(const kernel& k, case_buffers& buffers, guarded_scratch& works
   if (auto problem = workspace.check_outside(misaligned_by, misaligned_by + args.workspace_needed))
     throw property_failure(what + ": " + *problem);
   buffers.dx.download(), buffers.dgamma.download();
-  const std::vector<std::uint32_t> dx = elements_of(buffers.dx), dgamma = elements_of(buffers.dgamma);
+  const std::vector<std::uint32_t> dx = buffers.dx.elements(), dgamma = buffers.dgamma.elements();
   args.b.workspace = workspace.data();
   k.backward(args.b);
   k.synchronize();
   buffers.dx.download(), buffers.dgamma.download();
   for (const auto& [name, served, kept] : {std::tuple{"dx", &dx, &buffers.dx}, std::tuple{"dgamma", &dgamma, &buffers.dgamma}})
-    if (*served != elements_of(*kept)) throw property_failure(what + ": " + name + " differs between the two calls");
+    if (*served != kept->elements()) throw property_failure(what + ": " + name + " differs between the two calls");
   for (guarded_buffer* b : {&buffers.x, &buffers.gamma, &buffers.dy, &buffers.r, &buffers.y}) {
     b->download();
     if (auto problem = b->check()) throw property_failure(what + ": " + *problem);

@@ -105,15 +105,6 @@ std::optional<std::string> case_buffers::check(const char* call) {
   return std::nullopt;
 }
 
-namespace {
-
-std::vector<std::uint32_t> elements_of(const guarded_buffer& b) {
-  std::vector<std::uint32_t> bits(std::size_t(b.element_count()));
-  for (std::int64_t k = 0; k < b.element_count(); ++k) bits[std::size_t(k)] = b.element(k);
-  return bits;
-}
-
-}  // namespace
 
 std::string declared_context(const kernel& k, const norm_case& c) {
   std::string text = "a call inside its declared capabilities (" + k.capabilities().describe() + "): dtype pair " +
@@ -188,9 +179,9 @@ outputs execute(const kernel& k, const norm_case& c, calls which) {
     k.synchronize();
   });
   if (auto problem = a.check("forward")) throw property_failure(*problem);
-  out.y = elements_of(a.y);
+  out.y = a.y.elements();
   // no r: zeros, so that comparisons of two runs' r hold and the differential skips it
-  out.r = caps.writes_r() ? elements_of(a.r) : std::vector<std::uint32_t>(std::size_t(c.m), 0u);
+  out.r = caps.writes_r() ? a.r.elements() : std::vector<std::uint32_t>(std::size_t(c.m), 0u);
   if (which == calls::forward) return out;
   if (!caps.backward()) {
     // a forward-only kernel: zeros, so that comparisons of two runs hold; the properties about
@@ -219,8 +210,8 @@ outputs execute(const kernel& k, const norm_case& c, calls which) {
   });
   if (auto problem = a.check("backward")) throw property_failure(*problem);
   if (auto problem = workspace.check(false)) throw property_failure("after the backward: " + *problem);
-  out.dx = elements_of(a.dx);
-  out.dgamma = elements_of(a.dgamma);
+  out.dx = a.dx.elements();
+  out.dgamma = a.dgamma.elements();
   return out;
 }
 

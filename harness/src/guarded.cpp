@@ -148,6 +148,12 @@ std::optional<std::string> guarded_scratch::check(bool contents) {
   return std::nullopt;
 }
 
+std::vector<std::uint32_t> guarded_buffer::elements() const {
+  std::vector<std::uint32_t> bits(static_cast<std::size_t>(element_count()));
+  for (std::int64_t k = 0; k < element_count(); ++k) bits[std::size_t(k)] = element(k);
+  return bits;
+}
+
 std::optional<std::string> guarded_scratch::check_outside(std::size_t first, std::size_t last) {
   const std::size_t guard = guarded_buffer::guard_bytes;
   std::vector<unsigned char> image(2 * guard + bytes_);

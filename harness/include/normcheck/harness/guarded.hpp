@@ -54,6 +54,8 @@ class guarded_buffer {
   void set_element(std::int64_t k, std::uint32_t bits);
   std::uint32_t element(std::int64_t k) const;
   std::int64_t element_count() const { return std::int64_t(element_slots_.size()); }
+  /// every element, in element order, from the host image
+  std::vector<std::uint32_t> elements() const;
 
   /// copies the host image to plugin memory and remembers it as the state before a call
   void upload();
