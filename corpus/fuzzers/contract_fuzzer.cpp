@@ -51,11 +51,14 @@ bool plannable(const call_spec& c) {
   return c.m >= 0 && c.n >= 1 && valid_dtype(x) && valid_dtype(g) && (g == x || g == NC_F32);
 }
 
-std::size_t workspace_needed(const kernel& k, const call_spec& c, const arena& a) {
+// outside: what of the call lies outside the kernel's declaration (it may answer
+// NC_ERR_UNSUPPORTED there)
+std::size_t workspace_needed(const kernel& k, const call_spec& c, const arena& a, const std::string& outside) {
   try {
     return k.workspace_size(backward_args(c, a));
   } catch (const std::exception& e) {
-    if (plannable(c)) violation(target, std::string("workspace_size failed on a call it must plan: ") + e.what(), describe(c));
+    if (plannable(c) && outside.empty())
+      violation(target, std::string("workspace_size failed on a call it must plan: ") + e.what(), describe(c));
     return 0;
   }
 }
@@ -121,16 +124,18 @@ std::string case_of(const call_spec& c, const arena& a, const std::uint8_t* data
 
 void run(const std::uint8_t* data, std::size_t size) {
   const kernel& k = plugin();
+  const capabilities& declared = declaration();
   set_case_writer(nullptr);
   const contract_input in = decode<contract_input>(data, size);
-  call_spec c = realize(in);
+  call_spec c = realize(in, declared);
   arena a(k);
   a.place_operands(c);
+  const std::string outside = outside_declaration(c, declared);
   if (c.backward) {
-    c.workspace_needed = workspace_needed(k, c, a);
+    c.workspace_needed = workspace_needed(k, c, a, outside);
     if (a.place_workspace(c)) {
       // the region moved (same alignment): the plugin must ask for the same workspace
-      const std::size_t again = workspace_needed(k, c, a);
+      const std::size_t again = workspace_needed(k, c, a, outside);
       if (again != c.workspace_needed)
         violation(target, "workspace_size changed from " + std::to_string(c.workspace_needed) + " to " +
                               std::to_string(again) + " bytes when only the pointers' values changed",
@@ -153,6 +158,12 @@ void run(const std::uint8_t* data, std::size_t size) {
 
   const std::vector<rule_break> breaks = contract_breaks(c, a);
   const bool valid = breaks.empty();
+  if (valid && !outside.empty()) {
+    // the drawing keeps valid calls inside the declaration; placement can still align an
+    // aliased operand where the kernel declares no such layout
+    tag("skipped: a valid call outside the declaration");
+    return;
+  }
   if (valid && c.backward && !c.workspace_fits) {
     tag("skipped: a valid call too large for the arena");
     return;
@@ -171,7 +182,7 @@ void run(const std::uint8_t* data, std::size_t size) {
     const byte_span r = span_of(c, op_r);
     for (int op : {op_x, op_gamma, op_dy}) oracle_applies = oracle_applies && !r.overlaps(span_of(c, op));
     if (oracle_applies) {
-      const oracle::forward_result f = oracle::exact_forward(forward_problem_of(c, a));
+      const oracle::forward_result f = oracle::exact_forward(forward_problem_of(c, a, declared));
       for (std::int64_t i = 0; i < c.m; ++i)
         a.set(c, op_r, 0, i, std::uint32_t(oracle::encode(oracle::dtype::f32, f.r[std::size_t(i)])));
     } else {
@@ -194,6 +205,15 @@ void run(const std::uint8_t* data, std::size_t size) {
   if (auto problem = a.check(c, got.result == outcome::accepted)) violation(target, *problem, describe(c));
   switch (got.result) {
     case outcome::failed:
+      if (got.status == NC_ERR_UNSUPPORTED && !outside.empty()) {
+        tag(std::string(direction) + " unsupported outside the declaration");
+        return;  // an invalid call outside what the kernel serves: it may say so instead
+      }
+      if (got.status == NC_ERR_UNSUPPORTED)
+        violation(target,
+                  "the kernel answered NC_ERR_UNSUPPORTED to a " + std::string(valid ? "valid" : "broken") +
+                      " call inside its declared capabilities (" + declared.describe() + "): " + got.message,
+                  describe(c));
       violation(target,
                 std::string("the plugin failed ") + (valid ? "a valid call: " : "an invalid call instead of rejecting it (" +
                                                                                     rule_list(breaks) + "): ") +
@@ -217,8 +237,8 @@ void run(const std::uint8_t* data, std::size_t size) {
   if (c.m == 0) tag(std::string(direction) + " m = 0");
   if (!oracle_applies) return;
   std::optional<std::string> mismatch;
-  if (c.backward) mismatch = compare_backward(c, a, oracle::exact_backward(backward_problem_of(c, a)));
-  else mismatch = compare_forward(c, a, oracle::exact_forward(forward_problem_of(c, a)));
+  if (c.backward) mismatch = compare_backward(c, a, oracle::exact_backward(backward_problem_of(c, a, declared)));
+  else mismatch = compare_forward(c, a, oracle::exact_forward(forward_problem_of(c, a, declared)));
   if (mismatch) violation(target, "disagrees with the exact oracle: " + *mismatch, describe(c));
 }
 

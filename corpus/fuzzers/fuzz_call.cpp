@@ -5,7 +5,10 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 namespace nc::fuzz {
 
@@ -77,12 +80,13 @@ std::string dtype_text(nc_dtype type) {
 // ---- call_spec --------------------------------------------------------------------------
 
 bool call_spec::uses(int k) const {
-  if (k == op_x || k == op_gamma || k == op_r) return true;
+  if (k == op_x || k == op_gamma) return true;
+  if (k == op_r) return backward || writes_r;
   return backward ? (k == op_dy || k == op_dx || k == op_dgamma) : k == op_y;
 }
 
 bool call_spec::writes(int k) const {
-  return backward ? (k == op_dx || k == op_dgamma) : (k == op_y || k == op_r);
+  return backward ? (k == op_dx || k == op_dgamma) : (k == op_y || (k == op_r && writes_r));
 }
 
 // an operand with a dimension ≤ 0 has no elements: both its counts are 0
@@ -108,7 +112,7 @@ byte_span span_of(const call_spec& c, int k) {
   return {o.base + std::int64_t(r.first) * size, o.base + std::int64_t(r.last + 1) * size};
 }
 
-call_spec realize(const contract_input& in) {
+call_spec realize(const contract_input& in, const capabilities& declared) {
   call_spec c;
   c.backward = in.op & contract_input::backward;
   c.m = (in.m & contract_input::wild_m_flag) ? in.wild_m : in.m;
@@ -126,6 +130,7 @@ call_spec realize(const contract_input& in) {
       if (c.m >= 2 && c.m * c.n > cap) c.m = std::max<std::int64_t>(1, cap / std::max<std::int64_t>(c.n, 1));
     }
   }
+  fit_sizes(c.m, c.n, declared);
   switch (in.epsilon_mode % 4) {
     case 0: c.epsilon = 1e-6f; break;
     case 1: c.epsilon = 0.0f; break;
@@ -176,7 +181,138 @@ call_spec realize(const contract_input& in) {
   }
   c.workspace = workspace_mode(in.workspace % std::uint8_t(workspace_mode::count));
   c.workspace_param = in.workspace_param;
+  fit_to_declaration(c, declared);
   return c;
+}
+
+// ---- the declaration --------------------------------------------------------------------
+
+namespace {
+
+bool x_role(int k) { return k == op_x || k == op_y || k == op_dy || k == op_dx; }
+bool gamma_role(int k) { return k == op_gamma || k == op_dgamma; }
+
+// whether a dtype is x's (or gamma's) in a pair the kernel serves
+bool served_dtype(const capabilities& declared, nc_dtype t, bool as_gamma) {
+  for (nc_dtype x : {NC_F32, NC_F16, NC_BF16})
+    for (nc_dtype g : {NC_F32, NC_F16, NC_BF16})
+      if (declared.serves(x, g) && (as_gamma ? g : x) == t) return true;
+  return false;
+}
+
+// the rule operand k's own layout breaks (its pointer, offset, strides, distinct elements, 64-bit
+// indexing), or nothing; last: the index of its last element when it keeps them
+std::optional<std::string> own_break(const call_spec& c, int k, wide* last = nullptr) {
+  const operand& o = c.ops[std::size_t(k)];
+  const std::int64_t rows = c.rows(k), cols = c.cols(k);
+  if (rows == 0 || cols == 0) return std::nullopt;  // an empty operand touches nothing
+  const wide rs = rows > 1 ? o.row_stride : 0, cs = cols > 1 ? o.col_stride : 0;
+  if (o.null) return ".null";
+  if (o.offset < 0) return ".offset";
+  if (o.matrix) {
+    if (o.col_stride < 1) return ".col_stride";
+    if (rows > 1 && o.row_stride < 1) return ".row_stride";
+  } else if (cols > 1 && o.col_stride < 1) {
+    return ".stride";
+  }
+  // 64-bit indexing: the last element's index, and its byte offset at 4 bytes an element
+  const wide end = wide(o.offset) + clamped((wide(rows) - 1) * rs) + clamped((wide(cols) - 1) * cs);
+  if ((end + 1) * 4 > int64_max) return ".overflow";
+  if (o.matrix) {
+    // distinct elements: rows side by side, or columns side by side
+    const bool rows_apart = rows == 1 || wide(o.row_stride) >= (wide(cols) - 1) * o.col_stride + 1;
+    const bool cols_apart = cols == 1 || wide(o.col_stride) >= (wide(rows) - 1) * o.row_stride + 1;
+    if (!rows_apart && !cols_apart) return ".distinct";
+  }
+  if (last) *last = end;
+  return std::nullopt;
+}
+
+}  // namespace
+
+void fit_sizes(std::int64_t& m, std::int64_t& n, const capabilities& declared) {
+  if (n < 1 || m < 0) return;
+  if (declared.max_n > 0 && n > declared.max_n) n = 1 + (n - 1) % declared.max_n;
+  const std::int64_t most = declared.max_elements;
+  if (most > 0 && n > most) n = 1 + (n - 1) % most;
+  if (most > 0 && wide(m) * n > most) m = most / n;
+}
+
+void fit_to_declaration(call_spec& c, const capabilities& declared) {
+  if (c.backward && !declared.backward()) c.backward = false;
+  c.writes_r = declared.writes_r();
+  if (!c.backward && !c.writes_r) c.ops[op_r].null = true;  // the harness passes r.data = NULL
+  // a kernel that serves no element offsets takes buffers that start 256-byte aligned (abi.h)
+  c.base_align = declared.serves_layouts(NC_LAYOUT_OFFSETS) ? 16 : 256;
+
+  // a pair of the contract the kernel does not serve: one it serves, by the pair's place
+  const nc_dtype x = c.ops[op_x].dtype, g = c.ops[op_gamma].dtype;
+  if (const std::uint32_t pair = pair_of(x, g); pair != 0 && !declared.serves(x, g)) {
+    std::vector<std::pair<nc_dtype, nc_dtype>> served;
+    for (nc_dtype sx : {NC_F32, NC_F16, NC_BF16})
+      for (nc_dtype sg : {sx, NC_F32})
+        if (declared.serves(sx, sg) && (served.empty() || served.back() != std::pair{sx, sg})) served.emplace_back(sx, sg);
+    if (!served.empty()) {
+      const auto [nx, ng] = served[std::size_t(std::countr_zero(pair)) % served.size()];
+      for (int k = 0; k < operand_count; ++k) {
+        nc_dtype& t = c.ops[std::size_t(k)].dtype;
+        if (x_role(k) && t == x) t = nx;
+        else if (gamma_role(k) && t == g) t = ng;
+      }
+    }
+  }
+  // a valid ε the kernel does not take: one it takes (the backward's ε makes its r)
+  if (std::isfinite(c.epsilon) && c.epsilon >= 0.0f && !declared.takes_epsilon(c.epsilon))
+    c.epsilon = declared.epsilons[std::bit_cast<std::uint32_t>(c.epsilon) % declared.epsilons.size()];
+
+  // an operand whose own layout keeps the contract but is not declared: dense (every operand,
+  // so that the backward of a forward's operands is inside too)
+  // An aliased operand keeps its alias, placed on the same boundary as the others where the
+  // kernel serves no misaligned rows.
+  if (!declared.serves_layouts(NC_LAYOUT_MISALIGNED)) c.alias_align = c.base_align;
+  for (int k = 0; k < operand_count; ++k) {
+    operand& o = c.ops[std::size_t(k)];
+    if (own_break(c, k)) continue;
+    const std::int64_t base = o.alias_target >= 0 ? 0 : std::int64_t(o.base_shift) * std::int64_t(size_of(o.dtype));
+    if (declared.serves_layouts(layout_bits(c, k, base))) continue;
+    o.offset = 0, o.col_stride = 1, o.base_shift = 0;
+    if (o.matrix) o.row_stride = c.n;
+  }
+}
+
+std::uint32_t layout_bits(const call_spec& c, int k, std::int64_t base) {
+  const operand& o = c.ops[std::size_t(k)];
+  const std::int64_t size = std::int64_t(size_of(o.dtype));
+  std::uint32_t bits = 0;
+  if (o.col_stride != 1) bits |= NC_LAYOUT_COLUMN_STRIDED;
+  if (o.matrix && o.row_stride != c.n)
+    bits |= wide(o.row_stride) * size % 16 == 0 ? NC_LAYOUT_PADDED_ROWS : NC_LAYOUT_MISALIGNED;
+  const wide start = wide(base) + wide(o.offset) * size;
+  if (start % 16 != 0) bits |= NC_LAYOUT_MISALIGNED;
+  else if (o.offset != 0 || base % 256 != 0) bits |= NC_LAYOUT_OFFSETS;
+  return bits;
+}
+
+std::string outside_declaration(const call_spec& c, const capabilities& declared) {
+  std::string why;
+  const auto add = [&](const std::string& what) { why += (why.empty() ? "" : ", ") + what; };
+  if (c.backward && !declared.backward()) add("the backward");
+  const nc_dtype x = c.ops[op_x].dtype, g = c.ops[op_gamma].dtype;
+  if (!declared.serves(x, g)) add("dtype pair " + dtype_text(x) + " x, " + dtype_text(g) + " gamma");
+  for (int k = 0; k < operand_count; ++k) {
+    if (!c.uses(k)) continue;
+    const operand& o = c.ops[std::size_t(k)];
+    if ((x_role(k) || gamma_role(k)) && !served_dtype(declared, o.dtype, gamma_role(k)))
+      add(std::string(o.name) + " in " + dtype_text(o.dtype));
+    const std::uint32_t missing = layout_bits(c, k, o.base) & ~declared.layouts;
+    for (std::uint32_t b = 1; b <= NC_LAYOUT_COLUMN_STRIDED; b <<= 1)
+      if (missing & b) add(std::string("layout ") + layout_name(b) + " of " + o.name);
+  }
+  if (!c.backward && !declared.takes_epsilon(c.epsilon)) add("epsilon " + std::to_string(c.epsilon));
+  if (declared.max_n > 0 && c.n > declared.max_n) add("N = " + std::to_string(c.n));
+  if (declared.max_elements > 0 && c.m > 0 && c.n > 0 && wide(c.m) * c.n > declared.max_elements)
+    add("M*N = " + std::to_string(c.m) + "*" + std::to_string(c.n));
+  return why;
 }
 
 // ---- arena ------------------------------------------------------------------------------
@@ -203,9 +339,9 @@ void arena::place_operands(call_spec& c) {
     if (alias) {
       const operand& t = c.ops[std::size_t(o.alias_target)];
       const std::int64_t base = std::max<std::int64_t>(0, t.base + o.alias_delta * size);
-      o.base = base - base % size;
+      o.base = base - base % std::max(size, c.alias_align);
     } else {
-      cursor = align_up(cursor, 16) + 64;
+      cursor = align_up(cursor + 64, c.base_align);
       o.base = cursor + std::int64_t(o.base_shift) * size;
     }
     const index_range r = range_of(c, k);
@@ -418,9 +554,9 @@ outcome execute(const kernel& k, const call_spec& c, arena& a) {
     else k.forward(forward_args(c, a));
     k.synchronize();
   } catch (const contract_error& e) {
-    out = {outcome::rejected, e.what()};
+    out = {outcome::rejected, e.what(), NC_ERR_INVALID_ARGUMENT};
   } catch (const kernel_error& e) {
-    out = {outcome::failed, e.what()};
+    out = {outcome::failed, e.what(), e.status};
   }
   a.download();
   return out;
@@ -448,7 +584,7 @@ std::vector<rule_break> contract_breaks(const call_spec& c, const arena& a) {
   dtype_rule(valid_dtype(op(op_gamma).dtype), op_gamma, ".dtype");
   if (valid_dtype(op(op_gamma).dtype))
     dtype_rule(op(op_gamma).dtype == op(op_x).dtype || op(op_gamma).dtype == NC_F32, op_gamma, ".dtype_pair");
-  dtype_rule(op(op_r).dtype == NC_F32, op_r, ".dtype");
+  if (c.uses(op_r)) dtype_rule(op(op_r).dtype == NC_F32, op_r, ".dtype");
   if (c.backward) {
     dtype_rule(op(op_dy).dtype == op(op_x).dtype, op_dy, ".dtype");
     dtype_rule(op(op_dx).dtype == op(op_x).dtype, op_dx, ".dtype");
@@ -477,29 +613,13 @@ std::vector<rule_break> contract_breaks(const call_spec& c, const arena& a) {
   std::vector<span> spans;
   for (int k = 0; k < operand_count; ++k) {
     if (!c.uses(k)) continue;
-    const operand& o = op(k);
-    const std::int64_t rows = c.rows(k), cols = c.cols(k);
-    if (rows == 0 || cols == 0) continue;  // an empty operand touches nothing
-    const std::string name = o.name;
-    const wide rs = rows > 1 ? o.row_stride : 0, cs = cols > 1 ? o.col_stride : 0;
-    if (o.null) { broke(name + ".null", {name}); continue; }
-    if (o.offset < 0) { broke(name + ".offset", {name}); continue; }
-    if (o.matrix) {
-      if (o.col_stride < 1) { broke(name + ".col_stride", {name}); continue; }
-      if (rows > 1 && o.row_stride < 1) { broke(name + ".row_stride", {name}); continue; }
-    } else if (cols > 1 && o.col_stride < 1) {
-      broke(name + ".stride", {name});
+    wide last = -1;
+    if (const auto rule = own_break(c, k, &last)) {
+      broke(op(k).name + *rule, {op(k).name});
       continue;
     }
-    // 64-bit indexing: the last element's index, and its byte offset at 4 bytes an element
-    const wide last = wide(o.offset) + clamped((wide(rows) - 1) * rs) + clamped((wide(cols) - 1) * cs);
-    if ((last + 1) * 4 > int64_max) { broke(name + ".overflow", {name}); continue; }
-    if (o.matrix) {
-      // distinct elements: rows side by side, or columns side by side
-      const bool rows_apart = rows == 1 || wide(o.row_stride) >= (wide(cols) - 1) * o.col_stride + 1;
-      const bool cols_apart = cols == 1 || wide(o.col_stride) >= (wide(rows) - 1) * o.row_stride + 1;
-      if (!rows_apart && !cols_apart) { broke(name + ".distinct", {name}); continue; }
-    }
+    if (last < 0) continue;  // an empty operand touches nothing
+    const operand& o = op(k);
     const wide size = wide(size_of(o.dtype));
     spans.push_back({k, wide(o.base) + o.offset * size, wide(o.base) + (last + 1) * size});
   }

@@ -57,6 +57,9 @@ struct call_spec {
   std::int64_t m = 0, n = 1;
   float epsilon = 1e-6f;
   std::array<operand, operand_count> ops;
+  bool writes_r = true;             ///< false: a forward of a kernel that writes no r (r.data = NULL, abi.h NC_NO_R)
+  std::int64_t base_align = 16;     ///< every placed operand starts on this boundary (+ base_shift)
+  std::int64_t alias_align = 1;     ///< an aliased operand's start is rounded down to this (and its element size)
 
   workspace_mode workspace = workspace_mode::exact;
   std::uint16_t workspace_param = 0;
@@ -84,8 +87,27 @@ struct byte_span {
 };
 byte_span span_of(const call_spec& c, int k);
 
-/// a call_spec from a contract_fuzzer input (no positions yet)
-call_spec realize(const contract_input& in);
+/// a call_spec from a contract_fuzzer input (no positions yet), drawn inside the kernel's
+/// declaration (fit_sizes, fit_to_declaration)
+call_spec realize(const contract_input& in, const capabilities& declared);
+
+// ---- the kernel's declaration (abi.h nc_capabilities) ---------------------------------------
+// The fuzz targets draw inside what a kernel declares, as the properties do: a value drawn
+// within the contract but outside the declaration (an fp32 call of an fp16-only kernel, a
+// strided operand of a dense-only one, a backward of a forward-only one) is moved inside it.
+// Values that break the contract stay as drawn: the kernel must reject them, or answer
+// NC_ERR_UNSUPPORTED where the call also lies outside its declaration.
+
+/// N at most max_n and M·N at most max_elements (sizes that break the contract stay)
+void fit_sizes(std::int64_t& m, std::int64_t& n, const capabilities& declared);
+/// the direction, the dtype pair, ε, r and every operand whose own layout keeps the contract,
+/// moved inside the declaration (dense where its layout is not declared); before placement
+void fit_to_declaration(call_spec& c, const capabilities& declared);
+/// the NC_LAYOUT_* bits operand k needs, as abi.h defines them: its strides and offset, and
+/// where element 0 of its buffer lies (a byte position of the 256-byte aligned region)
+std::uint32_t layout_bits(const call_spec& c, int k, std::int64_t base);
+/// what of a placed call lies outside the declaration, in words; empty when it lies inside
+std::string outside_declaration(const call_spec& c, const capabilities& declared);
 
 /// the element-count limits of one call
 inline constexpr std::int64_t small_elements = 256;  ///< M·N of most calls
@@ -174,6 +196,7 @@ std::vector<rule_break> contract_breaks(const call_spec& c, const arena& a);
 struct outcome {
   enum kind { accepted, rejected, failed } result = accepted;
   std::string message;  ///< the plugin's error text
+  nc_status status = NC_OK;
 };
 
 /// runs the call on the plugin: upload, call, synchronize, download

@@ -35,25 +35,31 @@ void report(std::ostringstream& out, const char* name, bool matrix, const oracle
 
 }  // namespace
 
-oracle::forward_problem forward_problem_of(const call_spec& c, const arena& a) {
-  return {c.m, c.n, c.epsilon, matrix_of(c, a, op_x), vector_of(c, a, op_gamma), oracle_type(c.ops[op_y].dtype)};
+oracle::forward_problem forward_problem_of(const call_spec& c, const arena& a, const capabilities& declared) {
+  oracle::forward_problem p{c.m, c.n, c.epsilon, matrix_of(c, a, op_x), vector_of(c, a, op_gamma),
+                            oracle_type(c.ops[op_y].dtype)};
+  p.rounds_normalized = declared.rounds_normalized();
+  return p;
 }
 
-oracle::backward_problem backward_problem_of(const call_spec& c, const arena& a) {
-  return {c.m,
-          c.n,
-          matrix_of(c, a, op_x),
-          vector_of(c, a, op_gamma),
-          matrix_of(c, a, op_dy),
-          c.epsilon,
-          oracle_type(c.ops[op_dx].dtype),
-          oracle_type(c.ops[op_dgamma].dtype)};
+oracle::backward_problem backward_problem_of(const call_spec& c, const arena& a, const capabilities& declared) {
+  oracle::backward_problem p{c.m,
+                             c.n,
+                             matrix_of(c, a, op_x),
+                             vector_of(c, a, op_gamma),
+                             matrix_of(c, a, op_dy),
+                             c.epsilon,
+                             oracle_type(c.ops[op_dx].dtype),
+                             oracle_type(c.ops[op_dgamma].dtype)};
+  p.rounds_gradients = declared.rounds_gradients();
+  return p;
 }
 
 std::optional<std::string> compare_forward(const call_spec& c, const arena& a, const oracle::forward_result& want) {
   std::ostringstream out;
   report(out, "y", true, oracle::compare(matrix_of(c, a, op_y), c.m, c.n, want.y, want.y_bound, want.rows));
-  report(out, "r", false, oracle::compare(vector_of(c, a, op_r), c.m, want.r, want.r_bound, want.rows));
+  if (c.writes(op_r))
+    report(out, "r", false, oracle::compare(vector_of(c, a, op_r), c.m, want.r, want.r_bound, want.rows));
   if (out.tellp() == 0) return std::nullopt;
   return out.str();
 }

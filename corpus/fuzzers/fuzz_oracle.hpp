@@ -13,9 +13,10 @@ namespace nc::fuzz {
 
 using harness::oracle_type;  // the harness's dtype mapping (case.hpp)
 
-/// the oracle's problems over the arena's host image
-oracle::forward_problem forward_problem_of(const call_spec& c, const arena& a);
-oracle::backward_problem backward_problem_of(const call_spec& c, const arena& a);
+/// the oracle's problems over the arena's host image, with the roundings the kernel declares
+/// (abi.h NC_ROUNDS_*: the bound carries them)
+oracle::forward_problem forward_problem_of(const call_spec& c, const arena& a, const capabilities& declared);
+oracle::backward_problem backward_problem_of(const call_spec& c, const arena& a, const capabilities& declared);
 
 /// what the forward wrote (y, r) against the oracle: nothing if every element of every row in
 /// the domain is within its bound, else the first mismatches in words

@@ -9,10 +9,9 @@
 #include <sstream>
 
 #include "normcheck/environment.hpp"
+#include "normcheck/harness/campaign.hpp"
 
-#if NORMCHECK_FUZZ_HAVE_HARNESS
 #include "normcheck/harness/case_file.hpp"
-#endif
 
 namespace nc::fuzz {
 
@@ -52,6 +51,23 @@ const kernel& plugin() {
     return kernel::shipped(backend);
   }();
   return k;
+}
+
+const capabilities& declaration() {
+  static const capabilities declared = [] {
+    capabilities d = plugin().capabilities();
+    try {
+      if (const std::optional<float> e = harness::epsilon_from_environment()) {
+        if (!d.takes_epsilon(*e)) throw std::invalid_argument("NORMCHECK_EPSILON: the kernel does not take it (it declares " + d.describe() + ")");
+        d.epsilons = {*e};
+      }
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "==normcheck-fuzz== %s\n", e.what());
+      std::exit(64);
+    }
+    return d;
+  }();
+  return declared;
 }
 
 void enable_tags() { tags_on = true; }
@@ -98,7 +114,6 @@ std::string hex_bytes(const std::uint8_t* data, std::size_t size) {
 
 std::string case_text(const call_spec& c, const std::vector<std::uint32_t>& x, const std::vector<std::uint32_t>& gamma,
                       const std::vector<std::uint32_t>& dy, const std::map<std::string, std::string>& metadata) {
-#if NORMCHECK_FUZZ_HAVE_HARNESS
   harness::case_file file;
   harness::norm_case& v = file.value;
   v.m = c.m;
@@ -120,51 +135,6 @@ std::string case_text(const call_spec& c, const std::vector<std::uint32_t>& x, c
   v.dy = dy;
   file.metadata = metadata;
   return harness::to_text(file);
-#else
-  // the same format, written here until the harness library exists
-  std::ostringstream out;
-  auto one_line = [](std::string s) {
-    std::string t;
-    for (char ch : s) t += ch == '\n' ? std::string(" ") : ch == '#' ? std::string("%23") : std::string(1, ch);
-    return t;
-  };
-  auto hex = [](std::uint32_t bits, int digits) {
-    char text[16];
-    std::snprintf(text, sizeof text, "%0*x", digits, bits);
-    return std::string(text);
-  };
-  out << "# a normcheck case: `normcheck replay FILE` re-runs it (format: harness/include/normcheck/harness/case_file.hpp)\n"
-      << "format = normcheck-case 1\n";
-  for (const auto& [key, value] : metadata) out << key << " = " << one_line(value) << "\n";
-  out << "m = " << c.m << "\nn = " << c.n << "\nx_dtype = " << dtype_text(c.ops[op_x].dtype)
-      << "\ngamma_dtype = " << dtype_text(c.ops[op_gamma].dtype) << "\nepsilon = 0x"
-      << hex(std::bit_cast<std::uint32_t>(c.epsilon), 8) << "  # " << c.epsilon << "\n";
-  for (int k : {op_x, op_y, op_dy, op_dx}) {
-    const operand& o = c.ops[std::size_t(k)];
-    out << o.name << ".offset = " << o.offset << "\n" << o.name << ".row_stride = " << o.row_stride << "\n"
-        << o.name << ".col_stride = " << o.col_stride << "\n";
-  }
-  for (int k : {op_gamma, op_r, op_dgamma}) {
-    const operand& o = c.ops[std::size_t(k)];
-    out << o.name << ".offset = " << o.offset << "\n" << o.name << ".stride = " << o.col_stride << "\n";
-  }
-  auto block = [&](const char* name, nc_dtype type, const std::vector<std::uint32_t>& bits, std::int64_t rows,
-                   std::int64_t cols, bool matrix) {
-    for (std::int64_t i = 0; i < rows; ++i)
-      for (std::int64_t j = 0; j < cols; j += 8) {
-        out << name << "[";
-        if (matrix) out << i << ",";
-        out << j << "] =";
-        for (std::int64_t k = j; k < std::min(cols, j + 8); ++k)
-          out << " " << hex(bits[std::size_t(i * cols + k)], int(size_of(type) * 2));
-        out << "\n";
-      }
-  };
-  block("x", c.ops[op_x].dtype, x, c.m, c.n, true);
-  block("gamma", c.ops[op_gamma].dtype, gamma, 1, c.n, false);
-  block("dy", c.ops[op_x].dtype, dy, c.m, c.n, true);
-  return out.str();
-#endif
 }
 
 }  // namespace nc::fuzz

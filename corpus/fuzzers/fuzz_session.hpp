@@ -21,6 +21,11 @@ namespace nc::fuzz {
 /// blocks run on the calling thread unless NORMCHECK_SIMT_THREADS says otherwise.
 const kernel& plugin();
 
+/// what the targets draw inside: the plugin's declared capabilities, with ε pinned to
+/// $NORMCHECK_EPSILON when it is set (as `normcheck check --epsilon` pins it: a kernel with one
+/// built in). A value the kernel does not take ends the run with a message naming the variable.
+const capabilities& declaration();
+
 /// tags: counted only once enable_tags() was called (the replay main does)
 void enable_tags();
 void tag(const std::string& name);

@@ -28,10 +28,13 @@ struct value_case {
   std::vector<std::uint32_t> x, gamma, dy;
 };
 
-value_case case_of(const value_input& v) {
-  static constexpr std::pair<nc_dtype, nc_dtype> pairs[] = {
-      {NC_F32, NC_F32}, {NC_F16, NC_F16}, {NC_F16, NC_F32}, {NC_BF16, NC_BF16}, {NC_BF16, NC_F32}};
-  const auto [xt, gt] = pairs[v.dtypes % 5];
+// drawn inside the kernel's declaration: a pair it serves, sizes within its limits, an ε it
+// takes, the offset only where it serves misaligned rows (fit_to_declaration)
+value_case case_of(const value_input& v, const capabilities& declared) {
+  std::vector<std::pair<nc_dtype, nc_dtype>> pairs;
+  for (const auto& pair : {std::pair{NC_F32, NC_F32}, {NC_F16, NC_F16}, {NC_F16, NC_F32}, {NC_BF16, NC_BF16}, {NC_BF16, NC_F32}})
+    if (declared.serves(pair.first, pair.second)) pairs.push_back(pair);
+  const auto [xt, gt] = pairs[v.dtypes % pairs.size()];
   value_case vc;
   call_spec& c = vc.call;
   const std::int64_t elements =
@@ -39,6 +42,8 @@ value_case case_of(const value_input& v) {
   c.n = 1 + v.n % elements;
   const std::int64_t row_cap = std::min<std::int64_t>(value_input::max_rows, elements / c.n);
   c.m = 1 + v.m % std::max<std::int64_t>(row_cap, 1);
+  fit_sizes(c.m, c.n, declared);
+  c.m = std::max<std::int64_t>(c.m, 1);
   switch (v.epsilon_mode % 5) {
     case 0: c.epsilon = 1e-6f; break;
     case 1: c.epsilon = 0.0f; break;
@@ -62,6 +67,7 @@ value_case case_of(const value_input& v) {
     o.row_stride = o.matrix ? c.n : 0;
     o.col_stride = 1;
   }
+  fit_to_declaration(c, declared);
   // the trailing bytes as element bits, started over when they run out
   std::size_t at = 0;
   auto next = [&](nc_dtype t) -> std::uint32_t {
@@ -76,8 +82,9 @@ value_case case_of(const value_input& v) {
   return vc;
 }
 
-// the forward, then the backward on the r it wrote, in one arena; every memory rule checked
-void run_pair(const kernel& k, const value_case& vc) {
+// the forward, then (if the kernel has one) the backward on the r it wrote, in one arena;
+// every memory rule checked
+void run_pair(const kernel& k, const value_case& vc, const capabilities& declared) {
   call_spec f = vc.call;
   f.backward = false;
   arena a(k);
@@ -85,9 +92,11 @@ void run_pair(const kernel& k, const value_case& vc) {
   call_spec b = f;
   b.backward = true;
   b.workspace = workspace_mode::exact;
-  b.workspace_needed = k.workspace_size(backward_args(b, a));
-  if (a.place_workspace(b) && k.workspace_size(backward_args(b, a)) != b.workspace_needed)
-    violation(target, "workspace_size changed when only the pointers' values changed", describe(b));
+  if (declared.backward()) {
+    b.workspace_needed = k.workspace_size(backward_args(b, a));
+    if (a.place_workspace(b) && k.workspace_size(backward_args(b, a)) != b.workspace_needed)
+      violation(target, "workspace_size changed when only the pointers' values changed", describe(b));
+  }
   for (std::int64_t i = 0; i < f.m; ++i)
     for (std::int64_t j = 0; j < f.n; ++j) {
       a.set(f, op_x, i, j, vc.x[std::size_t(i * f.n + j)]);
@@ -95,10 +104,11 @@ void run_pair(const kernel& k, const value_case& vc) {
     }
   for (std::int64_t j = 0; j < f.n; ++j) a.set(f, op_gamma, 0, j, vc.gamma[std::size_t(j)]);
   for (int op : {op_y, op_r, op_dx, op_dgamma}) a.fill(f, op, poison(f.ops[std::size_t(op)].dtype));
-  if (!contract_breaks(f, a).empty() || !contract_breaks(b, a).empty())
+  if (!contract_breaks(f, a).empty() || (declared.backward() && !contract_breaks(b, a).empty()))
     violation(target, "the target built a call that breaks the contract (a bug of the target)", describe(f));
 
   for (const call_spec* c : {&f, &b}) {
+    if (c->backward && !declared.backward()) break;
     const std::string path = c->backward ? k.backward_path(backward_args(*c, a)) : k.forward_path(forward_args(*c, a));
     const outcome got = execute(k, *c, a);
     if (auto problem = a.check(*c, got.result == outcome::accepted)) violation(target, *problem, describe(*c));
@@ -107,15 +117,15 @@ void run_pair(const kernel& k, const value_case& vc) {
   }
 }
 
-// the value case in the harness's case format: dense rows, one element offset on every operand
+// the value case in the harness's case format: dense rows, each operand at its offset
 harness::norm_case norm_case_of(const value_case& vc) {
   const call_spec& c = vc.call;
   harness::norm_case out;
   out.m = c.m, out.n = c.n, out.epsilon = c.epsilon;
   out.x_dtype = c.ops[op_x].dtype, out.gamma_dtype = c.ops[op_gamma].dtype;
-  const harness::matrix_layout rows{c.ops[op_x].offset, c.n, 1};
-  const harness::vector_layout entries{c.ops[op_x].offset, 1};
-  out.layout = {rows, rows, rows, rows, entries, entries, entries};
+  const auto rows = [&](int k) { return harness::matrix_layout{c.ops[std::size_t(k)].offset, c.n, 1}; };
+  const auto entries = [&](int k) { return harness::vector_layout{c.ops[std::size_t(k)].offset, 1}; };
+  out.layout = {rows(op_x), rows(op_y), rows(op_dy), rows(op_dx), entries(op_gamma), entries(op_r), entries(op_dgamma)};
   out.x = vc.x, out.gamma = vc.gamma, out.dy = vc.dy;
   return out;
 }
@@ -184,11 +194,12 @@ std::string case_file_of(const value_case& vc, const std::uint8_t* data, std::si
 
 void run(const std::uint8_t* data, std::size_t size) {
   const kernel& k = plugin();
-  const value_case vc = case_of(decode<value_input>(data, size));
+  const capabilities& declared = declaration();
+  const value_case vc = case_of(decode<value_input>(data, size), declared);
   set_case_writer([&](const std::string& failure) { return case_file_of(vc, data, size, failure); });
   const call_spec& c = vc.call;
   tag(dtype_text(c.ops[op_x].dtype) + (c.ops[op_gamma].dtype != c.ops[op_x].dtype ? "+fp32 gamma" : ""));
-  run_pair(k, vc);
+  run_pair(k, vc, declared);
   const harness::norm_case nc = norm_case_of(vc);
   for (const char* name : differential_properties) check_property(k, name, nc, c);
   if (isolation_applies(vc)) {

@@ -349,6 +349,7 @@ campaign_options options_of(const options_map& o) {
   options.shrink_seconds = shrink_seconds_from_environment();
   options.case_dir = o.get("case-dir").value_or(default_case_dir());
   if (auto e = o.get("epsilon")) options.epsilon = parse_epsilon(*e);
+  else options.epsilon = epsilon_from_environment();
   return options;
 }
 

@@ -315,6 +315,16 @@ double shrink_seconds_from_environment() {
   return seconds;
 }
 
+std::optional<float> epsilon_from_environment() {
+  const std::optional<std::string> value = environment_value("NORMCHECK_EPSILON");
+  if (!value) return std::nullopt;
+  char* end = nullptr;
+  const float e = std::strtof(value->c_str(), &end);
+  if (*end != '\0' || !std::isfinite(e) || e < 0)
+    throw std::invalid_argument("NORMCHECK_EPSILON = '" + *value + "': must be a finite number >= 0");
+  return e;
+}
+
 std::uint64_t seed_from_environment() {
   const std::optional<std::string> value = environment_value("NORMCHECK_SEED");
   const char* text = value ? value->c_str() : nullptr;

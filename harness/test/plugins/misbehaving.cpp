@@ -28,6 +28,7 @@
 #define NC_FAULT_NULL_LAST_ERROR 10  // fails NC_ERR_RUNTIME, last_error() returns NULL
 #define NC_FAULT_NULL_NAME 11        // name is NULL (and the forward fails, so a message shows the name)
 #define NC_FAULT_ALLOC_NULL 12       // alloc returns NC_OK with a NULL pointer
+#define NC_FAULT_UNSUPPORTED_DECLARED 13  // answers NC_ERR_UNSUPPORTED to a bf16 forward, which it declares
 
 #ifndef NC_FAULT
 #define NC_FAULT NC_FAULT_NONE
@@ -107,6 +108,8 @@ nc_status forward(const nc_forward_args* args) {
   return NC_ERR_RUNTIME;
 #elif NC_FAULT == NC_FAULT_NULL_NAME
   return fail(NC_ERR_RUNTIME, "the forward fails on purpose (a plugin named NULL)");
+#elif NC_FAULT == NC_FAULT_UNSUPPORTED_DECLARED
+  if (a.x.dtype == NC_BF16) return fail(NC_ERR_UNSUPPORTED, "bf16 is not served here (though declared)");
 #endif
   for (std::int64_t i = 0; i < a.m; ++i) {
     float ss = 0;

@@ -103,6 +103,9 @@ std::int64_t planned_cases(const property& p, const campaign_options& options);
 /// NORMCHECK_CASE_SCALE (default 1.0); throws std::invalid_argument for a value that is not a
 /// positive number
 double case_scale_from_environment();
+/// NORMCHECK_EPSILON if set (--epsilon wins); throws std::invalid_argument for a value that is
+/// not a finite number >= 0
+std::optional<float> epsilon_from_environment();
 /// NORMCHECK_SEED if set, else a fresh random seed
 std::uint64_t seed_from_environment();
 
