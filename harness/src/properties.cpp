@@ -346,7 +346,7 @@ void rows_within_twice_the_bound(verdicts& v, const kernel& k, const norm_case& 
   const auto value = [&](const std::vector<std::uint32_t>& out, std::int64_t row, std::int64_t col) {
     return value_of(c.x_dtype, out[std::size_t(row * c.n + col)]);
   };
-  for (const auto [i, j] : rows) {
+  for (const auto& [i, j] : rows) {
     if (forward.rows[std::size_t(i)].in_domain()) {
       for (std::int64_t col = 0; col < c.n; ++col)
         v.within("y", i, col, value(b.y, j, col), value(a.y, i, col), 2 * forward.y_bound[std::size_t(i * c.n + col)]);

@@ -249,6 +249,7 @@ struct worker_link::region {
   std::atomic<std::int64_t> bytes;
   std::atomic<std::int64_t> cases_recorded;
   std::atomic<std::int64_t> in_case;  // 1 from record_case until the next progress message
+  char call[32];                      // the plugin call in flight; empty between calls
   char summary[summary_bytes];
 };
 static_assert(std::atomic<std::int64_t>::is_always_lock_free, "the heartbeat must work across processes");
@@ -258,6 +259,26 @@ constexpr std::size_t data_offset = (sizeof(worker_link::region) + 63) / 64 * 64
 }
 
 void worker_link::heartbeat() { shared_->heartbeat_ns.store(now_ns(), std::memory_order_relaxed); }
+
+namespace {
+
+// the region of the worker this process is, while it runs its body
+worker_link::region* observed = nullptr;
+
+// every plugin call restarts the watchdog's clock and is named in the region while it runs
+void observe_call(const char* call) {
+  worker_link::region* r = observed;
+  if (r == nullptr) return;
+  std::snprintf(r->call, sizeof r->call, "%s", call == nullptr ? "" : call);
+  r->heartbeat_ns.store(now_ns(), std::memory_order_relaxed);
+}
+
+}  // namespace
+
+void worker_link::observe_calls() {
+  observed = shared_;
+  set_call_observer(&observe_call);
+}
 
 void worker_link::record_case(const norm_case& c) {
   shared_->state.store(std::int64_t(record_state::writing), std::memory_order_relaxed);
@@ -346,13 +367,14 @@ std::string seconds_text(double s) {
 
 std::string worker_death::how() const {
   if (!abandoned.empty()) return "stopped: " + abandoned;
+  const std::string in = call.empty() ? "" : " in the plugin's " + call;
   if (hang)
-    return "did not finish a case within " + seconds_text(timeout) +
-           " s (NORMCHECK_CALL_TIMEOUT) and was killed (a hang)";
-  if (signal != 0) return "died by " + signal_name(signal) + " (signal " + std::to_string(signal) + ")";
+    return (call.empty() ? "did not finish a case" : "did not return from the plugin's " + call) + " within " +
+           seconds_text(timeout) + " s (NORMCHECK_CALL_TIMEOUT) and was killed (a hang)";
+  if (signal != 0) return "died by " + signal_name(signal) + " (signal " + std::to_string(signal) + ")" + in;
   if (!sent_error.empty()) return "could not send its result: " + sent_error;
-  if (exit_status == 0) return "exited with status 0 before it finished (a plugin called exit()?)";
-  return "exited with status " + std::to_string(exit_status) + " before it finished (a plugin called exit()?)";
+  return "exited with status " + std::to_string(exit_status) + in + (in.empty() ? "" : ",") +
+         " before it finished (a plugin called exit()?)";
 }
 
 std::string worker_death::verdict() const {
@@ -380,6 +402,7 @@ namespace {
   int code = 0;
   try {
     link.heartbeat();
+    link.observe_calls();
     const std::string payload = body(link);
     if (!send_message(fd, result_message, payload)) code = 121;
   } catch (const std::exception& e) {
@@ -531,6 +554,7 @@ worker_result run_in_worker(const std::function<std::string(worker_link&)>& body
     else if (WIFEXITED(status)) d.exit_status = WEXITSTATUS(status);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 121) d.sent_error = "its pipe to the harness was closed";
   }
+  d.call = std::string(region->call, strnlen(region->call, sizeof region->call));
   const auto state = record_state(region->state.load(std::memory_order_acquire));
   if (state == record_state::full) {
     try {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +18,21 @@
 namespace nc {
 
 namespace {
+
+std::atomic<call_observer> observer{nullptr};
+
+// a call into the plugin, announced to the observer before and after
+template <class F>
+auto announced(const char* call, F&& f) {
+  struct done {
+    call_observer o;
+    ~done() {
+      if (o) o(nullptr);
+    }
+  } d{observer.load(std::memory_order_relaxed)};
+  if (d.o) d.o(call);
+  return f();
+}
 
 std::string program_dir() {
   std::error_code ec;
@@ -265,50 +281,65 @@ std::string kernel::shipped_path(const std::string& backend) {
 
 kernel kernel::shipped(const std::string& backend) { return load(shipped_path(backend)); }
 
-bool kernel::available() const { return table_->synchronize() == NC_OK; }
+call_observer set_call_observer(call_observer o) { return observer.exchange(o); }
+
+bool kernel::available() const {
+  return announced("synchronize", [&] { return table_->synchronize(); }) == NC_OK;
+}
 
 void kernel::check(nc_status s, const char* what) const {
   if (s == NC_OK) return;
-  const std::string message = name_ + " " + what + ": " + plugin_string(table_->last_error(), "last_error() text");
+  const char* text = announced("last_error", [&] { return table_->last_error(); });
+  const std::string message = name_ + " " + what + ": " + plugin_string(text, "last_error() text");
   if (s == NC_ERR_INVALID_ARGUMENT) throw contract_error(message);
   throw kernel_error(s, message);
 }
 
-void kernel::forward(const nc_forward_args& a) const { check(table_->forward(&a), "forward"); }
+void kernel::forward(const nc_forward_args& a) const {
+  check(announced("forward", [&] { return table_->forward(&a); }), "forward");
+}
 void kernel::backward(const nc_backward_args& a) const {
   if (table_->backward == nullptr) throw kernel_error(NC_ERR_UNSUPPORTED, name_ + " declares no backward");
-  check(table_->backward(&a), "backward");
+  check(announced("backward", [&] { return table_->backward(&a); }), "backward");
 }
 
 std::size_t kernel::workspace_size(const nc_backward_args& a) const {
   std::size_t bytes = 0;
   if (table_->workspace_size == nullptr) throw kernel_error(NC_ERR_UNSUPPORTED, name_ + " declares no backward");
-  check(table_->workspace_size(&a, &bytes), "workspace_size");
+  check(announced("workspace_size", [&] { return table_->workspace_size(&a, &bytes); }), "workspace_size");
   return bytes;
 }
 
 std::string kernel::forward_path(const nc_forward_args& a) const {
-  return table_->forward_path ? plugin_string(table_->forward_path(&a), "path name") : "";
+  if (!table_->forward_path) return "";
+  return plugin_string(announced("forward_path", [&] { return table_->forward_path(&a); }), "path name");
 }
 std::string kernel::backward_path(const nc_backward_args& a) const {
-  return table_->backward_path ? plugin_string(table_->backward_path(&a), "path name") : "";
+  if (!table_->backward_path) return "";
+  return plugin_string(announced("backward_path", [&] { return table_->backward_path(&a); }), "path name");
 }
 
 void* kernel::alloc(std::size_t bytes) const {
   void* p = nullptr;
-  check(table_->alloc(bytes, &p), "alloc");
+  check(announced("alloc", [&] { return table_->alloc(bytes, &p); }), "alloc");
   if (p == nullptr && bytes > 0)
     throw kernel_error(NC_ERR_RUNTIME, name_ + " alloc: returned NC_OK with a NULL pointer for " +
                                            std::to_string(bytes) + " bytes");
   return p;
 }
-void kernel::free(void* p) const { check(table_->free(p), "free"); }
-void kernel::release(void* p) const noexcept { (void)table_->free(p); }
-void kernel::upload(void* d, const void* h, std::size_t n) const { check(table_->copy(d, h, n, NC_HOST_TO_DEVICE), "upload"); }
-void kernel::download(void* h, const void* d, std::size_t n) const { check(table_->copy(h, d, n, NC_DEVICE_TO_HOST), "download"); }
-void kernel::copy_on_device(void* d, const void* s, std::size_t n) const {
-  check(table_->copy(d, s, n, NC_DEVICE_TO_DEVICE), "copy");
+void kernel::free(void* p) const { check(announced("free", [&] { return table_->free(p); }), "free"); }
+void kernel::release(void* p) const noexcept { (void)announced("free", [&] { return table_->free(p); }); }
+void kernel::upload(void* d, const void* h, std::size_t n) const {
+  check(announced("copy", [&] { return table_->copy(d, h, n, NC_HOST_TO_DEVICE); }), "upload");
 }
-void kernel::synchronize() const { check(table_->synchronize(), "synchronize"); }
+void kernel::download(void* h, const void* d, std::size_t n) const {
+  check(announced("copy", [&] { return table_->copy(h, d, n, NC_DEVICE_TO_HOST); }), "download");
+}
+void kernel::copy_on_device(void* d, const void* s, std::size_t n) const {
+  check(announced("copy", [&] { return table_->copy(d, s, n, NC_DEVICE_TO_DEVICE); }), "copy");
+}
+void kernel::synchronize() const {
+  check(announced("synchronize", [&] { return table_->synchronize(); }), "synchronize");
+}
 
 }  // namespace nc

@@ -33,7 +33,7 @@ inline constexpr environment_variable environment_variables[] = {
     {"NORMCHECK_CASE_DIR", "the folder failing cases are written to (--case-dir wins)", "reports/cases"},
     {"NORMCHECK_EPSILON", "every case's epsilon, as --epsilon sets it (a kernel with one built in; the fuzz targets too)",
      "the properties' own mix"},
-    {"NORMCHECK_CALL_TIMEOUT", "seconds one case may take in the worker before it is a hang", "60"},
+    {"NORMCHECK_CALL_TIMEOUT", "seconds one plugin call may take in the worker before it is a hang", "60"},
     {"NORMCHECK_ISOLATION", "off: kernel calls run in the harness process (for a debugger)", "on"},
     {"NORMCHECK_PLUGIN_DIR", "the folder of the shipped plugins", "../lib beside the program"},
     {"NORMCHECK_CUDA_PDL", "0: cuda launches strictly one after another (no programmatic dependent launch)", "1"},

@@ -61,6 +61,14 @@ const char* layout_name(std::uint32_t layout_bit);
 /// the NC_PAIR_* bit of an (x, gamma) dtype pair; 0 for a pair outside the contract
 std::uint32_t pair_of(nc_dtype x, nc_dtype gamma);
 
+/// Told of every call into a plugin: its name ("forward", "backward", "workspace_size",
+/// "synchronize", "alloc", "free", "copy", "forward_path", "backward_path", "last_error")
+/// before the call, and nullptr once it returned. The isolated worker's watchdog times each
+/// call with it and names the one in flight when a plugin hangs, crashes or exits.
+using call_observer = void (*)(const char* call);
+/// sets the process's observer (nullptr: none); returns the previous one
+call_observer set_call_observer(call_observer observer);
+
 /// A loaded plugin. Copies share the library, which stays loaded while any copy lives.
 class kernel {
  public:

@@ -4,10 +4,12 @@
 //
 // The parent forks one worker per property (and per replay, per device probe). Before each
 // case the worker records the case in a shared memory region the parent mapped before the
-// fork, and stamps a heartbeat there; progress and the final result travel over a pipe. When
-// the worker dies before sending its result, or a case runs past NORMCHECK_CALL_TIMEOUT
-// seconds (the watchdog then kills the worker's process group), the parent turns the case in
-// flight into the property's counterexample and case file and goes on with a fresh worker.
+// fork, and stamps a heartbeat there, as it does around every call into the plugin, whose name
+// it records too (kernel.hpp's call_observer); progress and the final result travel over a
+// pipe. When the worker dies before sending its result, or a plugin call (or the harness's work
+// between two stamps) runs past NORMCHECK_CALL_TIMEOUT seconds (the watchdog then kills the
+// worker's process group), the parent turns the case in flight into the property's
+// counterexample and case file, names the call in flight, and goes on with a fresh worker.
 //
 // CUDA: a context does not survive fork, so the parent never initializes the device; every
 // call that touches it, kernel::available() included, happens in a worker (a fresh context
@@ -28,7 +30,7 @@ namespace nc::harness {
 
 struct isolation_options {
   bool enabled = true;       ///< NORMCHECK_ISOLATION: on (default) or off
-  double call_timeout = 60;  ///< NORMCHECK_CALL_TIMEOUT: seconds one case may take in a worker
+  double call_timeout = 60;  ///< NORMCHECK_CALL_TIMEOUT: seconds one plugin call may take in a worker
   /// the shared region that holds the case in flight; a larger case is recorded by its summary only
   std::size_t record_bytes = std::size_t(512) << 20;
 };
@@ -47,6 +49,9 @@ class worker_link {
   void heartbeat();
   /// sends a progress message (delivered to run_in_worker's on_progress)
   void send_progress(const std::string& payload);
+  /// from now on every plugin call of this process restarts the watchdog's clock and is
+  /// recorded as the call in flight (the worker does this before its body runs)
+  void observe_calls();
 
   struct region;  // the shared memory layout (worker.cpp)
   worker_link(region* shared, int fd, std::size_t capacity) : shared_(shared), fd_(fd), capacity_(capacity) {}
@@ -74,9 +79,11 @@ struct worker_death {
   std::string abandoned;   ///< the worker gave up on purpose (why): abandon_worker
   std::optional<norm_case> in_flight;  ///< the case it was checking, when it fit the region
   std::string in_flight_summary;       ///< describe() of that case, or why there is none
+  std::string call;                    ///< the plugin call in flight ("forward", ...), or empty
 
-  /// "died by SIGSEGV (signal 11)", "exited with status 0 before it finished (a plugin
-  /// called exit()?)", "did not finish a case within 60 s (NORMCHECK_CALL_TIMEOUT) and was killed"
+  /// "died by SIGSEGV (signal 11) in the plugin's forward", "exited with status 0 in the
+  /// plugin's backward, before it finished (a plugin called exit()?)", "did not return from the
+  /// plugin's forward within 60 s (NORMCHECK_CALL_TIMEOUT) and was killed (a hang)"
   std::string how() const;
   /// "the kernel's worker died by SIGSEGV (signal 11) while checking case <summary>"
   std::string verdict() const;
