@@ -5,14 +5,19 @@
 //
 //     a scalar head up to the row's first 16-byte boundary, then the aligned body in L lanes
 //     (summed lane by lane, the lanes added pairwise), then a scalar tail; a column-strided
-//     row is all head. L = 4, or 8 in a call of 64 rows or more (a library's other kernel).
+//     row is all head. L = 4, or 8 in a call of 64 rows or more (a library's other kernel),
+//     and in the forward also for an epsilon whose exponent has bit 1 set (a compiler that
+//     specializes on epsilon's value builds its kernel again, and may split the sum otherwise).
 //
 // So a row moved to another address modulo 16 bytes (a permutation of rows with N·size not a
-// multiple of 16, a strided view) or into a batch of another size rounds differently: a
-// difference of an ulp, inside the exact oracle's bound. The bit-identity properties must pass
-// it: they hold a kernel to bits where it reports one path for both calls, and compare within
-// twice the bound where it reports none (they once failed such kernels: the peer campaign of
-// 2026-12-04, torch's eager kernel).
+// multiple of 16, a strided view), into a batch of another size, or given an epsilon 4^k times
+// larger rounds differently: a difference of an ulp, inside the exact oracle's bound. The
+// bit-identity properties must pass it: they hold a kernel to bits where it reports one path for
+// both calls, and compare within twice the bound where it reports none (they once failed such
+// kernels: the peer campaign of 2026-12-04, torch's eager kernel and torch.compile's).
+#include <bit>
+#include <cstdint>
+
 #include "../example_plugin.hpp"
 
 namespace {
@@ -22,9 +27,9 @@ struct vectorized_order {
 
   // Σ term(j) over the row, in the order of a vector loop over the row's place in memory
   template <class Term>
-  static float row_sum(std::int64_t n, Term term) {
+  static float row_sum(std::int64_t n, Term term, bool other_kernel = false) {
     const nc::example::row_place& at = nc::example::current_row;
-    const std::int64_t lanes = at.m >= 64 ? 8 : 4;
+    const std::int64_t lanes = at.m >= 64 || other_kernel ? 8 : 4;
     const std::int64_t to_boundary = std::int64_t((16 - at.x_byte % 16) % 16 / at.element_bytes);
     const std::int64_t head = at.unit_stride ? std::min(n, to_boundary) : n;
     const std::int64_t body = (n - head) / lanes * lanes;
@@ -40,7 +45,8 @@ struct vectorized_order {
   }
 
   static float forward_row(std::int64_t n, const float* x, const float* gamma, float epsilon, float* y) {
-    const float ss = row_sum(n, [&](std::int64_t j) { return x[j] * x[j]; });
+    const bool specialized = (std::bit_cast<std::uint32_t>(epsilon) >> 24) & 1;
+    const float ss = row_sum(n, [&](std::int64_t j) { return x[j] * x[j]; }, specialized);
     const float rstd = 1.0f / std::sqrt(ss / float(n) + epsilon);
     for (std::int64_t j = 0; j < n; ++j) y[j] = (x[j] * rstd) * gamma[j];
     return rstd;
