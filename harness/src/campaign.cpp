@@ -77,10 +77,6 @@ class listener final : public rc::detail::TestListener {
 
 std::string seed_text(std::uint64_t seed) { return std::to_string(seed); }
 
-bool listed(const std::vector<std::string>& names, const std::string& name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
 // whether an intended class can occur on this kernel, drawn inside this domain: the shares
 // were set for the whole contract and the shipped kernels' paths
 bool intent_applies(const intended_share& i, const kernel& k, const capabilities& domain) {
@@ -97,13 +93,13 @@ bool intent_applies(const intended_share& i, const kernel& k, const capabilities
     if (domain.max_elements > 0 && (i.cls == "large" || i.cls == "tall")) return false;
     return !(i.cls == "large" && domain.max_n > 0 && domain.max_n < 4096);
   }
-  if (d == "forward path") return listed(k.forward_paths(), i.cls);
-  if (d == "backward path") return listed(k.backward_paths(), i.cls);
+  if (d == "forward path") return k.lists_forward_path(i.cls);
+  if (d == "backward path") return k.lists_backward_path(i.cls);
   // whether a strided view changes the path: a statement about the shipped kernels' dispatch
-  if (d == "paths") return listed(k.forward_paths(), "vector-warp") && listed(k.forward_paths(), "strided-warp");
+  if (d == "paths") return k.lists_forward_path("vector-warp") && k.lists_forward_path("strided-warp");
   // a backward table with fewer row slots than rows is a design (the shipped kernels' persistent
   // grid), not a rule: a kernel with a slot per row (the document's M×N table) never loops
-  if (d == "backward slots") return listed(k.backward_paths(), "vector-block128");
+  if (d == "backward slots") return k.lists_backward_path("vector-block128");
   if (d == "epsilon") return domain.any_epsilon() || domain.takes_epsilon(i.cls == "zero" ? 0.0f : 1e-6f);
   return true;
 }

@@ -816,15 +816,11 @@ rc::Gen<norm_case> boundary_cases() {
   }));
 }
 
-bool listed(const std::vector<std::string>& names, const std::string& name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
 bool lists_table_paths(const kernel& k) {
   for (const path_limit& p : forward_vector_paths)
-    if (!listed(k.forward_paths(), path_name(p.choice))) return false;
+    if (!k.lists_forward_path(path_name(p.choice))) return false;
   for (const path_limit& p : backward_vector_paths)
-    if (!listed(k.backward_paths(), path_name(p.choice))) return false;
+    if (!k.lists_backward_path(path_name(p.choice))) return false;
   return true;
 }
 

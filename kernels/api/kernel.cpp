@@ -283,6 +283,13 @@ kernel kernel::shipped(const std::string& backend) { return load(shipped_path(ba
 
 call_observer set_call_observer(call_observer o) { return observer.exchange(o); }
 
+bool kernel::lists_forward_path(const std::string& name) const {
+  return std::find(forward_paths_.begin(), forward_paths_.end(), name) != forward_paths_.end();
+}
+bool kernel::lists_backward_path(const std::string& name) const {
+  return std::find(backward_paths_.begin(), backward_paths_.end(), name) != backward_paths_.end();
+}
+
 bool kernel::available() const {
   return announced("synchronize", [&] { return table_->synchronize(); }) == NC_OK;
 }

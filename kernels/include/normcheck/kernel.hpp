@@ -101,6 +101,9 @@ class kernel {
   /// the path names the plugin lists (abi.h forward_paths / backward_paths; empty: none)
   const std::vector<std::string>& forward_paths() const { return forward_paths_; }
   const std::vector<std::string>& backward_paths() const { return backward_paths_; }
+  /// whether the plugin lists this path name
+  bool lists_forward_path(const std::string& name) const;
+  bool lists_backward_path(const std::string& name) const;
   const nc_plugin& table() const { return *table_; }
 
   /// The calls; they throw contract_error or kernel_error.
