@@ -266,9 +266,8 @@ void fit_to_declaration(call_spec& c, const capabilities& declared) {
     c.epsilon = declared.epsilons[std::bit_cast<std::uint32_t>(c.epsilon) % declared.epsilons.size()];
 
   // an operand whose own layout keeps the contract but is not declared: dense (every operand,
-  // so that the backward of a forward's operands is inside too)
-  // An aliased operand keeps its alias, placed on the same boundary as the others where the
-  // kernel serves no misaligned rows.
+  // so that the backward of a forward's operands is inside too); an aliased one keeps its
+  // alias, rounded to the others' boundary where the kernel serves no misaligned rows
   if (!declared.serves_layouts(NC_LAYOUT_MISALIGNED)) c.alias_align = c.base_align;
   for (int k = 0; k < operand_count; ++k) {
     operand& o = c.ops[std::size_t(k)];
