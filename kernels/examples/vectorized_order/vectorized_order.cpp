@@ -47,7 +47,13 @@ struct vectorized_order {
   static float forward_row(std::int64_t n, const float* x, const float* gamma, float epsilon, float* y) {
     const bool specialized = (std::bit_cast<std::uint32_t>(epsilon) >> 24) & 1;
     const float ss = row_sum(n, [&](std::int64_t j) { return x[j] * x[j]; }, specialized);
+#ifdef NORMCHECK_EXAMPLE_SPECIALIZED_WRONG
+    // the ctest variant that proves the scaling property can fail such a kernel: its other
+    // kernel's r is 1.6% off, far outside every bound
+    const float rstd = (specialized ? 1.015625f : 1.0f) / std::sqrt(ss / float(n) + epsilon);
+#else
     const float rstd = 1.0f / std::sqrt(ss / float(n) + epsilon);
+#endif
     for (std::int64_t j = 0; j < n; ++j) y[j] = (x[j] * rstd) * gamma[j];
     return rstd;
   }
