@@ -27,7 +27,7 @@ class value_source {
   std::uint32_t next(nc_dtype type, bool gamma) {
     if (raw_) {
       std::uint32_t bits = 0;
-      for (std::size_t b = 0; b < size_of(type); ++b) bits |= std::uint32_t(bytes_[at_++ % bytes_.size()]) << (8 * b);
+      for (std::size_t b = 0; b < element_bytes(type); ++b) bits |= std::uint32_t(bytes_[at_++ % bytes_.size()]) << (8 * b);
       return bits;
     }
     state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;
@@ -128,7 +128,7 @@ void run(const std::uint8_t* data, std::size_t size) {
   set_case_writer(nullptr);
   const contract_input in = decode<contract_input>(data, size);
   call_spec c = realize(in, declared);
-  arena a(k);
+  arena a(k, fuzz_limits);
   a.place_operands(c);
   const std::string outside = outside_declaration(c, declared);
   if (c.backward) {
@@ -150,11 +150,11 @@ void run(const std::uint8_t* data, std::size_t size) {
     const nc_dtype type = c.ops[std::size_t(op)].dtype;
     a.each(c, op, [&](std::uint8_t* p) {
       const std::uint32_t bits = values.next(type, op == op_gamma);
-      std::memcpy(p, &bits, size_of(type));
+      std::memcpy(p, &bits, element_bytes(type));
     });
   }
   for (int op = 0; op < operand_count; ++op)
-    if (c.uses(op) && c.writes(op)) a.fill(c, op, poison(c.ops[std::size_t(op)].dtype));
+    if (c.uses(op) && c.writes(op)) a.fill(c, op, nc::poison_nan(c.ops[std::size_t(op)].dtype));
 
   const std::vector<rule_break> breaks = contract_breaks(c, a);
   const bool valid = breaks.empty();
@@ -199,12 +199,12 @@ void run(const std::uint8_t* data, std::size_t size) {
   const std::string path = valid && c.m > 0 ? (c.backward ? k.backward_path(backward_args(c, a))
                                                           : k.forward_path(forward_args(c, a)))
                                             : "";
-  const outcome got = execute(k, c, a);
+  const call_result got = run_call(k, c, a);
   const char* direction = c.backward ? "backward" : "forward";
 
-  if (auto problem = a.check(c, got.result == outcome::accepted)) violation(target, *problem, describe(c));
+  if (auto problem = a.check(c, got.result == call_result::accepted)) violation(target, *problem, describe(c));
   switch (got.result) {
-    case outcome::failed:
+    case call_result::failed:
       if (got.status == NC_ERR_UNSUPPORTED && !outside.empty()) {
         tag(std::string(direction) + " unsupported outside the declaration");
         return;  // an invalid call outside what the kernel serves: it may say so instead
@@ -219,7 +219,7 @@ void run(const std::uint8_t* data, std::size_t size) {
                                                                                     rule_list(breaks) + "): ") +
                     got.message,
                 describe(c));
-    case outcome::rejected:
+    case call_result::rejected:
       if (valid) violation(target, "rejected a valid call: " + got.message, describe(c));
       if (!names_a_broken_argument(got.message, breaks))
         violation(target, "the error names none of the broken arguments (" + rule_list(breaks) + "): " + got.message,
@@ -227,7 +227,7 @@ void run(const std::uint8_t* data, std::size_t size) {
       tag(std::string(direction) + " rejected");
       if (breaks.size() == 1) tag(std::string(direction) + " rejects " + breaks[0].rule);
       return;
-    case outcome::accepted:
+    case call_result::accepted:
       if (!valid) violation(target, "accepted a call that breaks the contract (" + rule_list(breaks) + ")", describe(c));
       break;
   }

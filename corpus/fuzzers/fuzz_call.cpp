@@ -30,8 +30,6 @@ wide clamped(wide v) {
   return v > limit ? limit : v < -limit ? -limit : v;
 }
 
-std::int64_t align_up(std::int64_t v, std::int64_t to) { return (v + to - 1) / to * to; }
-
 // raw dtype codes: 0-2 are the dtypes, anything else must be rejected (nc_dtype spans 32 bits,
 // so every code is a value of the type)
 nc_dtype raw_code(unsigned byte) { return nc_dtype(byte); }
@@ -45,72 +43,7 @@ nc_dtype decode_gamma(std::uint8_t b, nc_dtype x) {
   return (b & 1) ? NC_F32 : x;
 }
 
-// the index range an operand's elements span, counted from its data pointer
-struct index_range {
-  wide count = 0;  // elements
-  wide first = 0, last = -1;
-};
-
-index_range range_of(const call_spec& c, int k) {
-  const operand& o = c.ops[std::size_t(k)];
-  index_range r;
-  const wide rows = std::max<std::int64_t>(c.rows(k), 0), cols = std::max<std::int64_t>(c.cols(k), 0);
-  r.count = rows * cols;
-  if (r.count == 0) return r;
-  const wide rs = rows > 1 ? o.row_stride : 0, cs = cols > 1 ? o.col_stride : 0;
-  const wide a = clamped((rows - 1) * rs), b = clamped((cols - 1) * cs);
-  r.first = o.offset + std::min<wide>(a, 0) + std::min<wide>(b, 0);
-  r.last = o.offset + std::max<wide>(a, 0) + std::max<wide>(b, 0);
-  return r;
-}
-
-bool valid_dtype(nc_dtype t) { return t == NC_F32 || t == NC_F16 || t == NC_BF16; }
-
 }  // namespace
-
-std::string dtype_text(nc_dtype type) {
-  switch (type) {
-    case NC_F32: return "fp32";
-    case NC_F16: return "fp16";
-    case NC_BF16: return "bf16";
-    default: return "code " + std::to_string(int(type));
-  }
-}
-
-// ---- call_spec --------------------------------------------------------------------------
-
-bool call_spec::uses(int k) const {
-  if (k == op_x || k == op_gamma) return true;
-  if (k == op_r) return backward || writes_r;
-  return backward ? (k == op_dy || k == op_dx || k == op_dgamma) : k == op_y;
-}
-
-bool call_spec::writes(int k) const {
-  return backward ? (k == op_dx || k == op_dgamma) : (k == op_y || (k == op_r && writes_r));
-}
-
-// an operand with a dimension ≤ 0 has no elements: both its counts are 0
-std::int64_t call_spec::rows(int k) const {
-  const std::int64_t r = is_matrix(k) ? m : 1, c = is_matrix(k) ? n : k == op_r ? m : n;
-  return r <= 0 || c <= 0 ? 0 : r;
-}
-std::int64_t call_spec::cols(int k) const {
-  const std::int64_t r = is_matrix(k) ? m : 1, c = is_matrix(k) ? n : k == op_r ? m : n;
-  return r <= 0 || c <= 0 ? 0 : c;
-}
-
-std::int64_t call_spec::index(int k, std::int64_t i, std::int64_t j) const {
-  const operand& o = ops[std::size_t(k)];
-  return o.offset + (is_matrix(k) ? i * o.row_stride : 0) + j * o.col_stride;
-}
-
-byte_span span_of(const call_spec& c, int k) {
-  const operand& o = c.ops[std::size_t(k)];
-  const index_range r = range_of(c, k);
-  if (!o.fits || r.count == 0) return {};
-  const std::int64_t size = std::int64_t(size_of(o.dtype));
-  return {o.base + std::int64_t(r.first) * size, o.base + std::int64_t(r.last + 1) * size};
-}
 
 call_spec realize(const contract_input& in, const capabilities& declared) {
   call_spec c;
@@ -272,7 +205,7 @@ void fit_to_declaration(call_spec& c, const capabilities& declared) {
   for (int k = 0; k < operand_count; ++k) {
     operand& o = c.ops[std::size_t(k)];
     if (own_break(c, k)) continue;
-    const std::int64_t base = o.alias_target >= 0 ? 0 : std::int64_t(o.base_shift) * std::int64_t(size_of(o.dtype));
+    const std::int64_t base = o.alias_target >= 0 ? 0 : std::int64_t(o.base_shift) * std::int64_t(element_bytes(o.dtype));
     if (declared.serves_layouts(layout_bits(c, k, base))) continue;
     o.offset = 0, o.col_stride = 1, o.base_shift = 0;
     if (o.matrix) o.row_stride = c.n;
@@ -281,7 +214,7 @@ void fit_to_declaration(call_spec& c, const capabilities& declared) {
 
 std::uint32_t layout_bits(const call_spec& c, int k, std::int64_t base) {
   const operand& o = c.ops[std::size_t(k)];
-  const std::int64_t size = std::int64_t(size_of(o.dtype));
+  const std::int64_t size = std::int64_t(element_bytes(o.dtype));
   std::uint32_t bits = 0;
   if (o.col_stride != 1) bits |= NC_LAYOUT_COLUMN_STRIDED;
   if (o.matrix && o.row_stride != c.n)
@@ -314,253 +247,6 @@ std::string outside_declaration(const call_spec& c, const capabilities& declared
   return why;
 }
 
-// ---- arena ------------------------------------------------------------------------------
-
-arena::~arena() {
-  if (device_) kernel_.release(device_);
-}
-
-void arena::reserve(std::int64_t region) {
-  if (device_) kernel_.free(device_);
-  device_ = nullptr;
-  region_ = region;
-  const std::size_t total = std::size_t(region + 2 * guard_bytes);
-  device_ = kernel_.alloc(total);
-  image_.assign(total, background);
-}
-
-void arena::place_operands(call_spec& c) {
-  std::int64_t cursor = 0, end = 0;
-  for (int k = 0; k < operand_count; ++k) {
-    operand& o = c.ops[std::size_t(k)];
-    const std::int64_t size = std::int64_t(size_of(o.dtype));
-    const bool alias = o.alias_target >= 0 && o.alias_target < k;
-    if (alias) {
-      const operand& t = c.ops[std::size_t(o.alias_target)];
-      const std::int64_t base = std::max<std::int64_t>(0, t.base + o.alias_delta * size);
-      o.base = base - base % std::max(size, c.alias_align);
-    } else {
-      cursor = align_up(cursor + 64, c.base_align);
-      o.base = cursor + std::int64_t(o.base_shift) * size;
-    }
-    const index_range r = range_of(c, k);
-    const wide last_byte = wide(o.base) + (r.last + 1) * size;
-    o.fits = !o.null && r.count <= (wide(1) << 20) && r.first >= 0 && last_byte <= max_region_bytes;
-    const std::int64_t stop = o.fits && r.count > 0 ? std::int64_t(last_byte) : o.base;
-    end = std::max(end, stop);
-    if (!alias) cursor = std::max(cursor, stop);
-  }
-  reserve(align_up(end, 16) + 64);
-}
-
-bool arena::place_workspace(call_spec& c) {
-  if (!c.backward) return false;
-  const std::size_t need = c.workspace_needed, param = c.workspace_param;
-  std::int64_t base = region_;  // the region ends with a 64-byte gap: the workspace goes after it
-  std::size_t bytes = need;
-  c.workspace_null = false;
-  switch (c.workspace) {
-    case workspace_mode::exact: break;
-    case workspace_mode::short_by: bytes = need > param + 1 ? need - (param + 1) : 0; break;
-    case workspace_mode::null: c.workspace_null = true; break;
-    case workspace_mode::misaligned: base += std::int64_t(param % 15 + 1); break;
-    case workspace_mode::larger: bytes = need + param; break;
-    case workspace_mode::none: c.workspace_null = true; bytes = 0; break;
-    case workspace_mode::aliased: {
-      const operand& t = c.ops[param % operand_count];
-      const std::int64_t first = t.base + std::max<std::int64_t>(0, std::min<std::int64_t>(t.offset, region_)) *
-                                              std::int64_t(size_of(t.dtype));
-      base = std::min(first, region_) / 16 * 16;
-      break;
-    }
-    default: bytes = param; break;  // claimed
-  }
-  c.workspace_base = base;
-  c.workspace_bytes = bytes;
-  c.workspace_fits = true;
-  const std::int64_t footprint = std::int64_t(std::min<std::size_t>(bytes, std::size_t(max_region_bytes) + 1));
-  const std::int64_t end = c.workspace_null ? region_ : align_up(base + footprint, 16) + 64;
-  if (end <= region_) return false;
-  if (end > max_region_bytes) {
-    c.workspace_fits = false;
-    return false;
-  }
-  reserve(end);
-  return true;
-}
-
-void arena::set(const call_spec& c, int k, std::int64_t i, std::int64_t j, std::uint32_t bits) {
-  const operand& o = c.ops[std::size_t(k)];
-  const std::size_t size = size_of(o.dtype);
-  std::memcpy(host(o.base + c.index(k, i, j) * std::int64_t(size)), &bits, size);
-}
-
-std::uint32_t arena::get(const call_spec& c, int k, std::int64_t i, std::int64_t j) const {
-  const operand& o = c.ops[std::size_t(k)];
-  const std::size_t size = size_of(o.dtype);
-  std::uint32_t bits = 0;
-  std::memcpy(&bits, host(o.base + c.index(k, i, j) * std::int64_t(size)), size);
-  return bits;
-}
-
-void arena::fill(const call_spec& c, int k, std::uint32_t bits) {
-  if (!c.ops[std::size_t(k)].fits) return;
-  const std::size_t size = size_of(c.ops[std::size_t(k)].dtype);
-  each(c, k, [&](std::uint8_t* p) { std::memcpy(p, &bits, size); });
-}
-
-void arena::upload() {
-  kernel_.upload(device_, image_.data(), image_.size());
-  before_ = image_;
-}
-
-void arena::download() { kernel_.download(image_.data(), device_, image_.size()); }
-
-std::string arena::where(const call_spec& c, std::int64_t p) const {
-  if (p < 0) return "the guard band before the arena (byte " + std::to_string(p) + ")";
-  if (p >= region_) return "the guard band after the arena (byte " + std::to_string(p - region_) + ")";
-  for (int k = 0; k < operand_count; ++k) {
-    const operand& o = c.ops[std::size_t(k)];
-    const std::int64_t size = std::int64_t(size_of(o.dtype));
-    if (!o.fits) continue;
-    const index_range r = range_of(c, k);
-    if (r.count == 0 || p < o.base + r.first * size || p >= o.base + (r.last + 1) * size) continue;
-    const std::int64_t slot = (p - o.base) / size;
-    for (std::int64_t i = 0; i < c.rows(k); ++i)
-      for (std::int64_t j = 0; j < c.cols(k); ++j)
-        if (c.index(k, i, j) == slot)
-          return std::string(o.name) + (o.matrix ? " element (" + std::to_string(i) + ", " + std::to_string(j) + ")"
-                                                 : " element " + std::to_string(j));
-    return std::string("a stride gap of ") + o.name + " (slot " + std::to_string(slot) + ")";
-  }
-  const std::int64_t reach = std::int64_t(std::min<std::size_t>(std::max(c.workspace_bytes, c.workspace_needed),
-                                                                 std::size_t(max_region_bytes)));
-  if (c.backward && !c.workspace_null && p >= c.workspace_base && p < c.workspace_base + reach) {
-    const std::int64_t at = p - c.workspace_base;
-    return "workspace byte " + std::to_string(at) +
-           (at >= std::int64_t(c.workspace_bytes) ? " (past the " + std::to_string(c.workspace_bytes) +
-                                                         " bytes the call gave; workspace_size asked for " +
-                                                         std::to_string(c.workspace_needed) + ")"
-                                                   : "");
-  }
-  // the nearest operand below
-  const char* below = nullptr;
-  std::int64_t best = -1;
-  for (const operand& o : c.ops)
-    if (o.base <= p && o.base > best) best = o.base, below = o.name;
-  return std::string("a gap after ") + (below ? below : "the start") + " (region byte " + std::to_string(p) + ")";
-}
-
-std::optional<std::string> arena::check(const call_spec& c, bool accepted) const {
-  // the byte ranges of the image the call may change, merged; everything else must be as before
-  std::vector<std::pair<std::int64_t, std::int64_t>> free;
-  if (accepted) {
-    for (int k = 0; k < operand_count; ++k) {
-      if (!c.uses(k) || !c.writes(k) || !c.ops[std::size_t(k)].fits) continue;
-      const std::int64_t size = std::int64_t(size_of(c.ops[std::size_t(k)].dtype));
-      const std::int64_t base = guard_bytes + c.ops[std::size_t(k)].base;
-      for (std::int64_t i = 0; i < c.rows(k); ++i)
-        for (std::int64_t j = 0; j < c.cols(k); ++j) {
-          const std::int64_t p = base + c.index(k, i, j) * size;
-          if (!free.empty() && free.back().second == p) free.back().second = p + size;
-          else free.emplace_back(p, p + size);
-        }
-    }
-    if (c.backward && !c.workspace_null) {
-      const std::int64_t first = std::clamp<std::int64_t>(guard_bytes + c.workspace_base, 0, std::int64_t(image_.size()));
-      free.emplace_back(first, first + std::int64_t(std::min<std::size_t>(c.workspace_bytes, image_.size() - std::size_t(first))));
-    }
-    std::sort(free.begin(), free.end());
-  }
-  std::int64_t changed = 0, first = -1;
-  auto scan = [&](std::int64_t from, std::int64_t to) {
-    if (from >= to || std::memcmp(image_.data() + from, before_.data() + from, std::size_t(to - from)) == 0) return;
-    for (std::int64_t p = from; p < to; ++p)
-      if (image_[std::size_t(p)] != before_[std::size_t(p)] && changed++ == 0) first = p;
-  };
-  std::int64_t at = 0;
-  for (const auto& [lo, hi] : free) {
-    scan(at, lo);
-    at = std::max(at, hi);
-  }
-  scan(at, std::int64_t(image_.size()));
-  std::ostringstream out;
-  if (changed > 0) {
-    const std::int64_t p = first - guard_bytes;
-    out << (accepted ? "" : "a rejected call ") << "changed " << changed << " byte(s) it must not write; the first is "
-        << where(c, p) << ": 0x" << std::hex << int(before_[std::size_t(first)]) << " -> 0x"
-        << int(image_[std::size_t(first)]) << std::dec;
-    return out.str();
-  }
-  if (!accepted) return std::nullopt;
-  for (int k = 0; k < operand_count; ++k) {
-    if (!c.uses(k) || !c.writes(k) || !c.ops[std::size_t(k)].fits) continue;
-    const std::uint32_t p = poison(c.ops[std::size_t(k)].dtype);
-    std::int64_t unwritten = 0, ui = 0, uj = 0;
-    for (std::int64_t i = 0; i < c.rows(k); ++i)
-      for (std::int64_t j = 0; j < c.cols(k); ++j)
-        if (get(c, k, i, j) == p && unwritten++ == 0) ui = i, uj = j;
-    if (unwritten > 0) {
-      out << "never wrote " << unwritten << " element(s) of " << c.ops[std::size_t(k)].name << "; the first is ";
-      if (is_matrix(k)) out << "(" << ui << ", " << uj << ")";
-      else out << uj;
-      return out.str();
-    }
-  }
-  return std::nullopt;
-}
-
-// ---- the call ---------------------------------------------------------------------------
-
-namespace {
-
-nc_matrix matrix_arg(const call_spec& c, const arena& a, int k) {
-  const operand& o = c.ops[std::size_t(k)];
-  return {o.null ? nullptr : a.device(o.base), o.dtype, o.offset, o.row_stride, o.col_stride};
-}
-
-nc_vector vector_arg(const call_spec& c, const arena& a, int k) {
-  const operand& o = c.ops[std::size_t(k)];
-  return {o.null ? nullptr : a.device(o.base), o.dtype, o.offset, o.col_stride};
-}
-
-}  // namespace
-
-nc_forward_args forward_args(const call_spec& c, const arena& a) {
-  return {c.m, c.n, c.epsilon, matrix_arg(c, a, op_x), vector_arg(c, a, op_gamma), matrix_arg(c, a, op_y),
-          vector_arg(c, a, op_r), nullptr};
-}
-
-nc_backward_args backward_args(const call_spec& c, const arena& a) {
-  return {c.m,
-          c.n,
-          matrix_arg(c, a, op_x),
-          vector_arg(c, a, op_gamma),
-          matrix_arg(c, a, op_dy),
-          vector_arg(c, a, op_r),
-          matrix_arg(c, a, op_dx),
-          vector_arg(c, a, op_dgamma),
-          c.workspace_null ? nullptr : a.device(c.workspace_base),
-          c.workspace_bytes,
-          nullptr};
-}
-
-outcome execute(const kernel& k, const call_spec& c, arena& a) {
-  outcome out;
-  a.upload();
-  try {
-    if (c.backward) k.backward(backward_args(c, a));
-    else k.forward(forward_args(c, a));
-    k.synchronize();
-  } catch (const contract_error& e) {
-    out = {outcome::rejected, e.what(), NC_ERR_INVALID_ARGUMENT};
-  } catch (const kernel_error& e) {
-    out = {outcome::failed, e.what(), e.status};
-  }
-  a.download();
-  return out;
-}
-
 // ---- the contract model -----------------------------------------------------------------
 
 std::vector<rule_break> contract_breaks(const call_spec& c, const arena& a) {
@@ -579,9 +265,9 @@ std::vector<rule_break> contract_breaks(const call_spec& c, const arena& a) {
   auto dtype_rule = [&](bool ok, int k, const char* rule) {
     if (!ok) broke(std::string(op(k).name) + rule, {op(k).name}), dtypes_ok = false;
   };
-  dtype_rule(valid_dtype(op(op_x).dtype), op_x, ".dtype");
-  dtype_rule(valid_dtype(op(op_gamma).dtype), op_gamma, ".dtype");
-  if (valid_dtype(op(op_gamma).dtype))
+  dtype_rule(nc::valid_dtype(op(op_x).dtype), op_x, ".dtype");
+  dtype_rule(nc::valid_dtype(op(op_gamma).dtype), op_gamma, ".dtype");
+  if (nc::valid_dtype(op(op_gamma).dtype))
     dtype_rule(op(op_gamma).dtype == op(op_x).dtype || op(op_gamma).dtype == NC_F32, op_gamma, ".dtype_pair");
   if (c.uses(op_r)) dtype_rule(op(op_r).dtype == NC_F32, op_r, ".dtype");
   if (c.backward) {
@@ -619,7 +305,7 @@ std::vector<rule_break> contract_breaks(const call_spec& c, const arena& a) {
     }
     if (last < 0) continue;  // an empty operand touches nothing
     const operand& o = op(k);
-    const wide size = wide(size_of(o.dtype));
+    const wide size = wide(element_bytes(o.dtype));
     spans.push_back({k, wide(o.base) + o.offset * size, wide(o.base) + (last + 1) * size});
   }
   if (!dtypes_ok) return breaks;
@@ -640,46 +326,6 @@ std::vector<rule_break> contract_breaks(const call_spec& c, const arena& a) {
   return breaks;
 }
 
-// ---- words ------------------------------------------------------------------------------
-
-namespace {
-
-const char* mode_name(workspace_mode m) {
-  switch (m) {
-    case workspace_mode::exact: return "exact";
-    case workspace_mode::short_by: return "short";
-    case workspace_mode::null: return "null";
-    case workspace_mode::misaligned: return "misaligned";
-    case workspace_mode::larger: return "larger";
-    case workspace_mode::none: return "none";
-    case workspace_mode::aliased: return "aliased";
-    default: return "claimed";
-  }
-}
-
-}  // namespace
-
-std::string describe(const call_spec& c) {
-  std::ostringstream out;
-  out << (c.backward ? "backward" : "forward") << " m=" << c.m << " n=" << c.n;
-  if (!c.backward) out << " eps=" << c.epsilon << " (0x" << std::hex << std::bit_cast<std::uint32_t>(c.epsilon) << std::dec << ")";
-  for (int k = 0; k < operand_count; ++k) {
-    if (!c.uses(k)) continue;
-    const operand& o = c.ops[std::size_t(k)];
-    out << " " << o.name << "{" << dtype_text(o.dtype);
-    if (o.null) out << " null";
-    else out << " @" << o.base;
-    out << " off " << o.offset;
-    if (o.matrix) out << " rs " << o.row_stride << " cs " << o.col_stride;
-    else out << " stride " << o.col_stride;
-    out << "}";
-  }
-  if (c.backward)
-    out << " workspace{" << mode_name(c.workspace) << " " << c.workspace_bytes << " of " << c.workspace_needed
-        << (c.workspace_null ? " null" : " @" + std::to_string(c.workspace_base)) << "}";
-  return out.str();
-}
-
 std::string case_lines(const call_spec& c) {
   std::ostringstream out;
   out << "direction = " << (c.backward ? "backward" : "forward") << "\n"
@@ -698,7 +344,7 @@ std::string case_lines(const call_spec& c) {
     else out << p << "stride = " << o.col_stride << "\n";
   }
   if (c.backward)
-    out << "workspace.mode = " << mode_name(c.workspace) << "\n"
+    out << "workspace.mode = " << harness::workspace_mode_name(c.workspace) << "\n"
         << "workspace.data = " << (c.workspace_null ? std::string("null") : "arena+" + std::to_string(c.workspace_base))
         << "\n"
         << "workspace.bytes = " << c.workspace_bytes << "\n"

@@ -18,6 +18,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "normcheck/harness/arena.hpp"
+
 namespace nc::fuzz {
 
 /// reads fields little-endian from the front; 0 past the end
@@ -67,12 +69,11 @@ class byte_writer {
 
 // ---- contract_fuzzer: a whole call --------------------------------------------------------
 
-/// the operands of a call, in input order; the forward uses x, gamma, y, r and the backward
-/// x, gamma, dy, r, dx, dgamma (the others' bytes are read and ignored, so that flipping the
-/// direction keeps every other field in place)
-enum operand_index : int { op_x, op_gamma, op_dy, op_y, op_r, op_dx, op_dgamma, operand_count };
-inline constexpr std::array<const char*, operand_count> operand_names = {"x", "gamma", "dy", "y", "r", "dx", "dgamma"};
-inline constexpr bool is_matrix(int k) { return k == op_x || k == op_dy || k == op_y || k == op_dx; }
+/// the operands of a call, in input order (the harness's operand_index); the forward uses x,
+/// gamma, y, r and the backward x, gamma, dy, r, dx, dgamma (the others' bytes are read and
+/// ignored, so that flipping the direction keeps every other field in place)
+using harness::operand_index, harness::operand_count, harness::operand_names, harness::is_matrix;
+using enum harness::operand_index;
 
 /// where one operand lives, as bytes
 struct operand_bytes {
@@ -95,17 +96,7 @@ struct operand_bytes {
 };
 
 /// how the backward's workspace is given
-enum class workspace_mode : std::uint8_t {
-  exact,       ///< what workspace_size reports, 16-byte aligned
-  short_by,    ///< param + 1 bytes less (0 if that is nothing)
-  null,        ///< a null pointer claiming the needed bytes
-  misaligned,  ///< the needed bytes, param % 15 + 1 bytes past a 16-byte boundary
-  larger,      ///< param bytes more than needed
-  none,        ///< null and 0 bytes
-  aliased,     ///< the needed bytes at operand param % operand_count's base
-  claimed,     ///< exactly param bytes, whatever is needed
-  count
-};
+using harness::workspace_mode;
 
 struct contract_input {
   static constexpr std::uint8_t backward = 1 << 0;    ///< else the forward

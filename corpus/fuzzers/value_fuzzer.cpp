@@ -73,7 +73,7 @@ value_case case_of(const value_input& v, const capabilities& declared) {
   auto next = [&](nc_dtype t) -> std::uint32_t {
     if (v.values.empty()) return std::uint32_t(oracle::encode(oracle_type(t), 1.0));
     std::uint32_t bits = 0;
-    for (std::size_t b = 0; b < size_of(t); ++b) bits |= std::uint32_t(v.values[at++ % v.values.size()]) << (8 * b);
+    for (std::size_t b = 0; b < element_bytes(t); ++b) bits |= std::uint32_t(v.values[at++ % v.values.size()]) << (8 * b);
     return bits;
   };
   for (std::int64_t e = 0; e < c.m * c.n; ++e) vc.x.push_back(next(xt));
@@ -87,7 +87,7 @@ value_case case_of(const value_input& v, const capabilities& declared) {
 void run_pair(const kernel& k, const value_case& vc, const capabilities& declared) {
   call_spec f = vc.call;
   f.backward = false;
-  arena a(k);
+  arena a(k, fuzz_limits);
   a.place_operands(f);
   call_spec b = f;
   b.backward = true;
@@ -103,16 +103,16 @@ void run_pair(const kernel& k, const value_case& vc, const capabilities& declare
       a.set(f, op_dy, i, j, vc.dy[std::size_t(i * f.n + j)]);
     }
   for (std::int64_t j = 0; j < f.n; ++j) a.set(f, op_gamma, 0, j, vc.gamma[std::size_t(j)]);
-  for (int op : {op_y, op_r, op_dx, op_dgamma}) a.fill(f, op, poison(f.ops[std::size_t(op)].dtype));
+  for (int op : {op_y, op_r, op_dx, op_dgamma}) a.fill(f, op, nc::poison_nan(f.ops[std::size_t(op)].dtype));
   if (!contract_breaks(f, a).empty() || (declared.backward() && !contract_breaks(b, a).empty()))
     violation(target, "the target built a call that breaks the contract (a bug of the target)", describe(f));
 
   for (const call_spec* c : {&f, &b}) {
     if (c->backward && !declared.backward()) break;
     const std::string path = c->backward ? k.backward_path(backward_args(*c, a)) : k.forward_path(forward_args(*c, a));
-    const outcome got = execute(k, *c, a);
-    if (auto problem = a.check(*c, got.result == outcome::accepted)) violation(target, *problem, describe(*c));
-    if (got.result != outcome::accepted) violation(target, "a valid call was not accepted: " + got.message, describe(*c));
+    const call_result got = run_call(k, *c, a);
+    if (auto problem = a.check(*c, got.result == call_result::accepted)) violation(target, *problem, describe(*c));
+    if (got.result != call_result::accepted) violation(target, "a valid call was not accepted: " + got.message, describe(*c));
     tag(std::string(c->backward ? "backward" : "forward") + " path " + path);
   }
 }

@@ -279,6 +279,10 @@ int run_campaign(const std::string& command, const std::vector<const property*>&
 
   // what a reproduce line repeats besides --property, --kernel and --seed
   std::string repeat;
+  if (!options.variant.empty()) {
+    repeat += " --variant " + options.variant;
+    std::printf("variant: %s\n", options.variant.c_str());
+  }
   if (options.epsilon) repeat += " --epsilon " + std::to_string(*options.epsilon);
   if (options.cases > 0) repeat += " --cases " + std::to_string(options.cases);
   progress_display display;
@@ -342,6 +346,19 @@ int run_campaign(const std::string& command, const std::vector<const property*>&
   return verdict;
 }
 
+// "rmsnorm, add_rmsnorm, ...": every variant's name
+std::string variant_names() {
+  std::string out;
+  for (const nc::variant_info& v : nc::variants) out += (out.empty() ? "" : ", ") + std::string(v.name);
+  return out;
+}
+
+// report.json -> report.add_rmsnorm.json: one report per variant of --variant all
+std::string variant_report_path(const std::string& path, const std::string& variant) {
+  const std::filesystem::path p(path);
+  return (p.parent_path() / (p.stem().string() + "." + variant + p.extension().string())).string();
+}
+
 campaign_options options_of(const options_map& o) {
   campaign_options options;
   options.seed = o.get("seed") ? parse_seed(*o.get("seed")) : seed_from_environment();
@@ -350,7 +367,43 @@ campaign_options options_of(const options_map& o) {
   options.case_dir = o.get("case-dir").value_or(default_case_dir());
   if (auto e = o.get("epsilon")) options.epsilon = parse_epsilon(*e);
   else options.epsilon = epsilon_from_environment();
+  if (auto v = o.get("variant")) {
+    if (*v != "all" && !nc::is_variant_name(*v))
+      throw usage_error("--variant '" + *v + "': must be all or a variant `normcheck variants` lists (" + variant_names() + ")");
+    options.variant = *v;
+  } else {
+    options.variant = variant_from_environment();
+  }
   return options;
+}
+
+// the variants a kernel declares, in the vocabulary's order (normcheck/variant.hpp)
+std::vector<std::string> declared_variants(const nc::kernel& k) {
+  std::vector<std::string> out;
+  for (const nc::variant_info& v : nc::variants)
+    for (const nc_operation& op : k.capabilities().operations)
+      if (nc::variant_of(op) == v.name) {
+        out.emplace_back(v.name);
+        break;
+      }
+  return out;
+}
+
+// --variant all: the campaign once per variant the kernel declares, the worst verdict
+int run_each_variant(const std::string& command, const std::vector<const property*>& selected, const nc::kernel& k,
+                     campaign_options options, const campaign_output& output) {
+  if (options.variant != "all") return run_campaign(command, selected, k, options, output);
+  int worst = pass;
+  for (const std::string& v : declared_variants(k)) {
+    options.variant = v;
+    std::printf("\n== variant %s\n", v.c_str());
+    std::fflush(stdout);
+    campaign_output each = output;
+    if (each.report_path) each.report_path = variant_report_path(*each.report_path, v);
+    const int verdict = run_campaign(command + " --variant " + v, selected, k, options, each);
+    if (verdict != pass && (worst == pass || verdict == property_failed)) worst = verdict;
+  }
+  return worst;
 }
 
 int command_run(int argc, char** argv) {
@@ -385,7 +438,7 @@ int command_run(int argc, char** argv) {
 
 int command_check(int argc, char** argv) {
   const options_map o(argc, argv, 2,
-                      {"backend", "kernel", "cases", "seed", "case-dir", "property", "skip", "json", "epsilon"},
+                      {"backend", "kernel", "cases", "seed", "case-dir", "property", "skip", "json", "epsilon", "variant"},
                       {"verbose", "first-failure"});
   if (o.positional.size() != 1) throw usage_error("check takes one group: forward, backward, gamma or all");
   const std::string group = o.positional[0];
@@ -417,8 +470,8 @@ int command_check(int argc, char** argv) {
   if (selected.empty() && only) throw usage_error("--property '" + *only + "' is not in the group '" + group + "', or --skip names it");
   if (selected.empty()) throw usage_error("--skip leaves no property of the group '" + group + "'");
   const nc::kernel k = choose_kernel(o);
-  return run_campaign("check " + group, selected, k, options,
-                      {o.get("json"), o.has("verbose"), o.has("first-failure")});
+  return run_each_variant("check " + group, selected, k, options,
+                          {o.get("json"), o.has("verbose"), o.has("first-failure")});
 }
 
 // runs <origin>_replay (built beside normcheck) on a fuzz regression's raw input: its exit status
@@ -654,6 +707,21 @@ int command_bench(int argc, char** argv) {
 #endif
 }
 
+int command_variants(int argc, char** argv) {
+  const options_map o(argc, argv, 2, {"backend", "kernel"}, {});
+  if (!o.positional.empty()) throw usage_error("variants takes no argument '" + o.positional[0] + "'");
+  const nc::kernel k = choose_kernel(o);
+  std::printf("kernel: %s (%s)\n", k.name().c_str(), absolute_kernel_spec(k.path()).c_str());
+  for (const nc::variant_info& v : nc::variants) {
+    std::string declared;
+    for (const nc_operation& op : k.capabilities().operations)
+      if (nc::variant_of(op) == v.name) declared += std::string(declared.empty() ? "" : "; ") + nc::describe_operation(op);
+    std::printf("\n%-18s %s\n%-18s ships in: %s\n%-18s %s\n", std::string(v.name).c_str(), std::string(v.formula).c_str(), "",
+                std::string(v.stacks).c_str(), "", declared.empty() ? "not declared by this kernel" : ("declared: " + declared).c_str());
+  }
+  return pass;
+}
+
 int command_mutants(int argc, char** argv) { return nc::mutants::run_main(argc - 1, argv + 1); }
 int command_exercise(int argc, char** argv) { return nc::mutants::exercise_main(argc - 1, argv + 1); }
 
@@ -675,12 +743,19 @@ const verb verbs[] = {
      command_run},
     {"check", "normcheck check forward|backward|gamma|all [--backend auto|cuda|simt] [--kernel PATH] ...",
      "  [--cases N] [--seed S] [--case-dir DIR] [--property NAME] [--skip NAME,...] [--json FILE] [--epsilon E]\n"
-     "  [--verbose] [--first-failure]\n"
+     "  [--variant NAME|all] [--verbose] [--first-failure]\n"
      "  The properties of one group. Cases are drawn inside what the kernel declares (abi.h); the summary\n"
      "  lists what was not exercised. --epsilon: every case with this epsilon (a kernel with one built in).\n"
+     "  --variant NAME: every case of that variant (normcheck variants lists them; the kernel must declare\n"
+     "  it); the properties of the plain operator only are then not exercised. --variant all: a campaign\n"
+     "  per variant the kernel declares (a --json FILE gets the variant's name before its extension).\n"
      "  --verbose prints every property's distribution table (by default only a failing one's).\n"
      "  --first-failure stops after the first property that fails (the mutation runner's --first-kill).\n",
      command_check},
+    {"variants", "normcheck variants [--kernel PATH | --backend auto|cuda|simt]",
+     "  Lists the variants (abi.h \"Variants\"): each one's formula, where it ships, and the operations the\n"
+     "  kernel declares of it (the shipped kernels by default).\n",
+     command_variants},
     {"replay", "normcheck replay FILE [--backend auto|cuda|simt] [--kernel PATH]",
      "  Re-runs a case file (a shrunk counterexample or a fuzz regression) and shows the first\n"
      "  mismatching elements; exit 0 when the case holds, 1 when it still fails.\n",

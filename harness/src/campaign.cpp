@@ -168,6 +168,17 @@ capabilities domain_of(const kernel& k, const campaign_options& options) {
                                   domain.describe() + ")");
     domain.epsilons = {e};
   }
+  if (!options.variant.empty()) {
+    if (!is_variant_name(options.variant))
+      throw std::invalid_argument("--variant " + options.variant + ": not a variant (normcheck variants lists them)");
+    std::vector<nc_operation> kept;
+    for (const nc_operation& op : domain.operations)
+      if (variant_of(op) == options.variant) kept.push_back(op);
+    if (kept.empty())
+      throw std::invalid_argument("--variant " + options.variant + ": the kernel does not declare it (it declares " +
+                                  domain.describe() + ")");
+    domain.operations = kept;
+  }
   return domain;
 }
 
@@ -180,8 +191,12 @@ std::int64_t planned_cases(const property& p, const campaign_options& options) {
 
 std::string skip_reason(const property& p, const kernel& k, const campaign_options& options) {
   if (!p.device_only.empty() && !k.device_memory()) return "needs a backend with device memory: " + p.device_only;
+  const capabilities domain = domain_of(k, options);
+  if (!p.variants && !domain.serves_plain())
+    return "not exercised: it draws the plain operation (rmsnorm), which " +
+           std::string(options.variant.empty() ? "the kernel does not declare" : "--variant " + options.variant + " leaves out");
   if (p.needs)
-    if (const std::string why = p.needs(domain_of(k, options)); !why.empty()) return "not exercised: " + why;
+    if (const std::string why = p.needs(domain); !why.empty()) return "not exercised: " + why;
   return "";
 }
 
@@ -319,6 +334,13 @@ std::optional<float> epsilon_from_environment() {
   if (*end != '\0' || !std::isfinite(e) || e < 0)
     throw std::invalid_argument("NORMCHECK_EPSILON = '" + *value + "': must be a finite number >= 0");
   return e;
+}
+
+std::string variant_from_environment() {
+  const std::string value = environment_value("NORMCHECK_VARIANT").value_or("");
+  if (!value.empty() && !is_variant_name(value))
+    throw std::invalid_argument("NORMCHECK_VARIANT = '" + value + "': not a variant (normcheck variants lists them)");
+  return value;
 }
 
 std::uint64_t seed_from_environment() {

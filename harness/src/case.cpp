@@ -6,7 +6,7 @@ namespace nc::harness {
 
 operand_layouts contiguous_layouts(std::int64_t n) {
   const matrix_layout dense{0, n, 1};
-  return {dense, dense, dense, dense, {}, {}, {}};
+  return {dense, dense, dense, dense, {}, {}, {}, dense, dense, dense};
 }
 
 std::int64_t extent(const matrix_layout& l, std::int64_t m, std::int64_t n) {
@@ -49,10 +49,13 @@ bool aligned(std::int64_t elements, std::size_t size) { return elements * std::i
 }  // namespace
 
 std::string alignment_class(const norm_case& c) {
-  const matrix_layout* matrices[] = {&c.layout.x, &c.layout.y, &c.layout.dy, &c.layout.dx};
+  const matrix_layout* matrices[] = {&c.layout.x,        &c.layout.y,           &c.layout.dy,           &c.layout.dx,
+                                     &c.layout.residual, &c.layout.residual_out, &c.layout.residual_grad};
   const std::size_t size = size_of(c.x_dtype);
   bool by_columns = false, strided = false, misaligned = false;
   for (const matrix_layout* l : matrices) {
+    if (!adds_residual(c.op) && (l == &c.layout.residual || l == &c.layout.residual_out || l == &c.layout.residual_grad))
+      continue;
     by_columns |= column_major(*l, c.m, c.n);
     strided |= l->col_stride > 1 && c.n > 1;
     misaligned |= !aligned(l->offset, size) || (c.m > 1 && !aligned(l->row_stride, size));
@@ -87,6 +90,9 @@ std::uint32_t layout_bits(const norm_case& c, bool with_r) {
   std::uint32_t bits = 0;
   for (const matrix_layout* l : {&c.layout.x, &c.layout.y, &c.layout.dy, &c.layout.dx})
     bits |= layout_bits(*l, c.n, c.x_dtype);
+  if (adds_residual(c.op))
+    for (const matrix_layout* l : {&c.layout.residual, &c.layout.residual_out, &c.layout.residual_grad})
+      bits |= layout_bits(*l, c.n, c.x_dtype);
   bits |= layout_bits(c.layout.gamma, c.gamma_dtype) | layout_bits(c.layout.dgamma, c.gamma_dtype);
   if (with_r) bits |= layout_bits(c.layout.r, NC_F32);
   return bits;
@@ -118,6 +124,7 @@ void describe_vector(std::ostream& out, const char* name, const vector_layout& l
 std::string describe(const norm_case& c) {
   std::ostringstream out;
   out << c.m << "x" << c.n << " " << dtype_class(c) << " eps " << c.epsilon;
+  if (!(c.op == nc_operation{})) out << " " << describe_operation(c.op);
   describe_matrix(out, "x", c.layout.x, c.n);
   describe_matrix(out, "y", c.layout.y, c.n);
   describe_matrix(out, "dy", c.layout.dy, c.n);
@@ -125,6 +132,11 @@ std::string describe(const norm_case& c) {
   describe_vector(out, "gamma", c.layout.gamma);
   describe_vector(out, "r", c.layout.r);
   describe_vector(out, "dgamma", c.layout.dgamma);
+  if (adds_residual(c.op)) {
+    describe_matrix(out, "residual", c.layout.residual, c.n);
+    if (!c.op.in_place) describe_matrix(out, "residual_out", c.layout.residual_out, c.n);
+    describe_matrix(out, "residual_grad", c.layout.residual_grad, c.n);
+  }
   for (const auto& [key, value] : c.parameters) out << " " << key << "=" << value;
   return out.str();
 }

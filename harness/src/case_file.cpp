@@ -86,11 +86,27 @@ std::string to_text(const case_file& file) {
   write_vector_layout(out, "gamma", c.layout.gamma);
   write_vector_layout(out, "r", c.layout.r);
   write_vector_layout(out, "dgamma", c.layout.dgamma);
+  // the operation (abi.h "Variants"): absent in a case of the plain operator
+  if (!(c.op == nc_operation{})) {
+    out << "variant = " << variant_of(c.op) << "  # " << describe_operation(c.op) << "\n";
+    out << "op.residual = " << residual_name(c.op.residual) << "\n" << "op.in_place = " << c.op.in_place << "\n";
+    out << "op.weight_offset = 0x" << hex(std::bit_cast<std::uint32_t>(c.op.weight_offset), 8) << "  # "
+        << c.op.weight_offset << "\n";
+  }
+  if (adds_residual(c.op)) {
+    write_matrix_layout(out, "residual", c.layout.residual);
+    write_matrix_layout(out, "residual_out", c.layout.residual_out);
+    write_matrix_layout(out, "residual_grad", c.layout.residual_grad);
+  }
   for (const auto& [key, value] : c.parameters) out << "param." << key << " = " << value << "\n";
   write_block(out, "x", c.x_dtype, c.x, c.m, c.n, true);
   write_block(out, "gamma", c.gamma_dtype, c.gamma, 1, c.n, false);
   write_block(out, "dy", c.x_dtype, c.dy, c.m, c.n, true);
   if (!c.dy2.empty()) write_block(out, "dy2", c.x_dtype, c.dy2, c.m, c.n, true);
+  if (adds_residual(c.op)) {
+    write_block(out, "residual", c.x_dtype, c.residual, c.m, c.n, true);
+    write_block(out, "residual_grad", c.x_dtype, c.residual_grad, c.m, c.n, true);
+  }
   return out.str();
 }
 
@@ -184,6 +200,29 @@ case_file parse_case_file(const std::string& text) {
     l->offset = integer(std::string(name) + ".offset");
     l->stride = integer(std::string(name) + ".stride");
   }
+  if (keys.count("op.residual")) {
+    const auto [residual, line] = take("op.residual");
+    if (residual == "none") c.op.residual = NC_RESIDUAL_NONE;
+    else if (residual == "rounded") c.op.residual = NC_RESIDUAL_ROUNDED;
+    else if (residual == "fp32") c.op.residual = NC_RESIDUAL_FP32;
+    else throw fail(line, "op.residual must be none, rounded or fp32, got '" + residual + "'");
+    const std::int64_t in_place = integer("op.in_place");
+    if (in_place != 0 && in_place != 1) throw case_file_error("case file: op.in_place must be 0 or 1");
+    c.op.in_place = std::uint32_t(in_place);
+    const auto [offset, at] = take("op.weight_offset");
+    char* end = nullptr;
+    const unsigned long bits = std::strtoul(offset.c_str(), &end, 16);
+    if (offset.rfind("0x", 0) != 0 || *end != '\0') throw fail(at, "op.weight_offset must be fp32 bits in hex (0x...)");
+    c.op.weight_offset = std::bit_cast<float>(std::uint32_t(bits));
+    keys.erase("variant");  // a comment for readers: op.* say what the operation is
+  }
+  if (adds_residual(c.op))
+    for (auto [name, l] : {std::pair<const char*, matrix_layout*>{"residual", &c.layout.residual},
+                           {"residual_out", &c.layout.residual_out}, {"residual_grad", &c.layout.residual_grad}}) {
+      l->offset = integer(std::string(name) + ".offset");
+      l->row_stride = integer(std::string(name) + ".row_stride");
+      l->col_stride = integer(std::string(name) + ".col_stride");
+    }
   for (auto& [key, entry] : keys) {
     if (key.rfind("param.", 0) == 0) c.parameters[key.substr(6)] = entry.first;
     else file.metadata[key] = entry.first;
@@ -199,6 +238,8 @@ case_file parse_case_file(const std::string& text) {
   const std::map<std::string, target> targets = {{"x", {&c.x, c.x_dtype, c.m, true}},
                                                  {"dy", {&c.dy, c.x_dtype, c.m, true}},
                                                  {"dy2", {&c.dy2, c.x_dtype, c.m, true}},
+                                                 {"residual", {&c.residual, c.x_dtype, adds_residual(c.op) ? c.m : 0, true}},
+                                                 {"residual_grad", {&c.residual_grad, c.x_dtype, adds_residual(c.op) ? c.m : 0, true}},
                                                  {"gamma", {&c.gamma, c.gamma_dtype, 1, false}}};
   std::map<std::string, std::vector<bool>> given;
   for (const auto& [name, t] : targets) {

@@ -19,7 +19,7 @@
 namespace nc::harness {
 namespace {
 
-// the arguments of both calls over one case's buffers, and the workspace
+// the arguments of both calls over one case's arena, and the workspace
 struct call {
   nc_forward_args f;
   nc_backward_args b;
@@ -281,25 +281,26 @@ bool outside(const capabilities& caps, const call& k, bool backward) {
 }
 
 // a backward the kernel served with a workspace that breaks a rule it may serve (may_serve):
-// it wrote nothing outside the workspace it was given, nothing to its inputs, and the same call
-// with the workspace kept to the rule gives the same dx and dgamma bits
-void check_served(const kernel& k, case_buffers& buffers, guarded_scratch& workspace, call& args,
-                  const std::string& claim) {
+// it wrote only dx, dgamma and the workspace it was given, and the same call with the
+// workspace kept to the rule gives the same dx and dgamma bits
+void check_served(const kernel& k, case_arena& a, call& args, const std::string& claim) {
   const std::string what = claim + " the bits of the call that keeps the rule and write only what it was given";
-  if (auto problem = workspace.check_outside(misaligned_by, misaligned_by + args.workspace_needed))
-    throw property_failure(what + ": " + *problem);
-  buffers.dx.download(), buffers.dgamma.download();
-  const std::vector<std::uint32_t> dx = buffers.dx.elements(), dgamma = buffers.dgamma.elements();
-  args.b.workspace = workspace.data();
+  call_spec served = a.backward;
+  served.workspace_base += std::int64_t(misaligned_by);
+  if (auto problem = a.memory.check(served, true)) throw property_failure(what + ": " + *problem);
+  const std::vector<std::uint32_t> dx = a.memory.elements(a.backward, op_dx),
+                                   dgamma = a.memory.elements(a.backward, op_dgamma);
+  // the call kept to the rule, on outputs poisoned again
+  for (int o : {op_dx, op_dgamma}) a.memory.fill(a.backward, o, poison_nan(a.backward.ops[std::size_t(o)].dtype));
+  args.b.workspace = a.memory.device(a.backward.workspace_base);
+  a.memory.upload();
   k.backward(args.b);
   k.synchronize();
-  buffers.dx.download(), buffers.dgamma.download();
-  for (const auto& [name, served, kept] : {std::tuple{"dx", &dx, &buffers.dx}, std::tuple{"dgamma", &dgamma, &buffers.dgamma}})
-    if (*served != kept->elements()) throw property_failure(what + ": " + name + " differs between the two calls");
-  for (guarded_buffer* b : {&buffers.x, &buffers.gamma, &buffers.dy, &buffers.r, &buffers.y}) {
-    b->download();
-    if (auto problem = b->check()) throw property_failure(what + ": " + *problem);
-  }
+  a.memory.download();
+  if (auto problem = a.memory.check(a.backward, true)) throw property_failure(what + ": " + *problem);
+  if (dx != a.memory.elements(a.backward, op_dx)) throw property_failure(what + ": dx differs between the two calls");
+  if (dgamma != a.memory.elements(a.backward, op_dgamma))
+    throw property_failure(what + ": dgamma differs between the two calls");
 }
 
 void check_contract(const kernel& k, const norm_case& c, observation& o) {
@@ -313,22 +314,20 @@ void check_contract(const kernel& k, const norm_case& c, observation& o) {
   const capabilities& caps = k.capabilities();
   if (const std::string why = rule_needs(broken, caps); !why.empty())
     throw std::invalid_argument("the rule '" + broken.name + "' does not apply to this kernel: " + why);
-  case_buffers buffers(k, c);
-  call args{buffers.forward_args(), buffers.backward_args(), 0};
-  if (!caps.writes_r()) args.f.r.data = nullptr;  // abi.h NC_NO_R
+  case_arena a(k, c);
+  call args{forward_args(a.forward, a.memory), {}, 0};  // the forward's r.data is NULL where the kernel writes no r
   if (caps.backward()) {
     try {
-      args.workspace_needed = k.workspace_size(args.b);
+      args.workspace_needed = a.place_workspace(k);
     } catch (const kernel_error& e) {
       if (e.status != NC_ERR_UNSUPPORTED) throw;
       throw property_failure("the kernel answered NC_ERR_UNSUPPORTED to the workspace query for " +
                              declared_context(k, c) + ": " + e.what());
     }
   }
-  // room past the call's workspace for a misaligned one
-  guarded_scratch workspace(k, args.workspace_needed + 16);
-  args.b.workspace = workspace.data();
-  args.b.workspace_bytes = args.workspace_needed;
+  // the workspace lies after the operands, in the 64-byte gap before the guard band there is
+  // room for a misaligned one
+  args.b = backward_args(a.backward, a.memory);
   // a plugin that needs no workspace has no workspace rules to break: the rule was drawn (its
   // share holds) and the case says why it checked nothing
   if (broken.workspace() && args.workspace_needed == 0) {
@@ -341,14 +340,15 @@ void check_contract(const kernel& k, const norm_case& c, observation& o) {
                                 " columns: the case has " + std::to_string(c.m) + "x" + std::to_string(c.n));
   // r from a valid forward, so that a served backward's dx means something
   if (broken.may_serve) {
+    a.memory.upload();
     k.forward(args.f);
     k.synchronize();
-    buffers.y.download(), buffers.r.download();
+    a.memory.download();
   }
   broken.apply(args, c);
   o.tag(broken_dimension, broken_class(broken));
 
-  buffers.freeze_all();
+  a.memory.upload();  // every byte must stay as it is now
   const std::string claim = "a call where " + broken.name + " must be rejected naming '" +
                             broken.argument() + "' and write nothing";
   try {
@@ -357,7 +357,8 @@ void check_contract(const kernel& k, const norm_case& c, observation& o) {
     k.synchronize();
     if (!broken.may_serve) throw property_failure(claim + ": the call was accepted");
     o.tag("answer", "served (a rule abi.h asks of the caller)");
-    return check_served(k, buffers, workspace, args, "a call where " + broken.name + ", served, must give");
+    a.memory.download();
+    return check_served(k, a, args, "a call where " + broken.name + ", served, must give");
   } catch (const contract_error& e) {
     if (!names(e.what(), broken.argument()))
       throw property_failure(claim + ": the message does not name it: " + e.what());
@@ -382,9 +383,9 @@ void check_contract(const kernel& k, const norm_case& c, observation& o) {
                              " instead of a contract error: " + e.what());
     o.tag("answer", "unsupported (outside the declared capabilities)");
   }
-  if (auto problem = buffers.check(broken.backward ? "rejected backward" : "rejected forward"))
+  a.memory.download();
+  if (auto problem = a.memory.check(broken.backward ? a.backward : a.forward, false))
     throw property_failure(claim + ": " + *problem);
-  if (auto problem = workspace.check(true)) throw property_failure(claim + ": " + *problem);
 }
 
 }  // namespace

@@ -17,94 +17,78 @@ std::vector<unsigned char> typed(nc_dtype type, const std::vector<std::uint32_t>
 
 namespace {
 
-// the byte position of each buffer of a case in its one allocation (x, gamma, dy, y, r, dx,
-// dgamma), then the allocation's size: each buffer starts on a 256-byte boundary, so its
-// first slot is as aligned as a cudaMalloc of its own
-std::vector<std::size_t> placement(const norm_case& c) {
-  const std::size_t bytes[] = {
-      guarded_buffer::bytes_for(c.x_dtype, extent(c.layout.x, c.m, c.n)),
-      guarded_buffer::bytes_for(c.gamma_dtype, extent(c.layout.gamma, c.n)),
-      guarded_buffer::bytes_for(c.x_dtype, extent(c.layout.dy, c.m, c.n)),
-      guarded_buffer::bytes_for(c.x_dtype, extent(c.layout.y, c.m, c.n)),
-      guarded_buffer::bytes_for(NC_F32, extent(c.layout.r, c.m)),
-      guarded_buffer::bytes_for(c.x_dtype, extent(c.layout.dx, c.m, c.n)),
-      guarded_buffer::bytes_for(c.gamma_dtype, extent(c.layout.dgamma, c.n))};
-  std::vector<std::size_t> at;
-  std::size_t end = 0;
-  for (std::size_t b : bytes) {
-    at.push_back(end);
-    end += (b + 255) / 256 * 256;
-  }
-  at.push_back(end);
-  return at;
+operand operand_of(const char* name, nc_dtype type, const matrix_layout& l) {
+  operand o;
+  o.name = name, o.matrix = true, o.dtype = type;
+  o.offset = l.offset, o.row_stride = l.row_stride, o.col_stride = l.col_stride;
+  return o;
+}
+
+operand operand_of(const char* name, nc_dtype type, const vector_layout& l) {
+  operand o;
+  o.name = name, o.dtype = type;
+  o.offset = l.offset, o.col_stride = l.stride;
+  return o;
 }
 
 }  // namespace
 
-case_buffers::case_buffers(const kernel& k, const norm_case& c)
-    : at_(placement(c)),
-      block_{k, k.alloc(at_.back())},
-      x(k, "x", c.x_dtype, extent(c.layout.x, c.m, c.n), element_slots(c.layout.x, c.m, c.n), operand_role::input,
-        placed(0)),
-      gamma(k, "gamma", c.gamma_dtype, extent(c.layout.gamma, c.n), element_slots(c.layout.gamma, c.n),
-            operand_role::input, placed(1)),
-      dy(k, "dy", c.x_dtype, extent(c.layout.dy, c.m, c.n), element_slots(c.layout.dy, c.m, c.n), operand_role::input,
-         placed(2)),
-      y(k, "y", c.x_dtype, extent(c.layout.y, c.m, c.n), element_slots(c.layout.y, c.m, c.n), operand_role::output,
-        placed(3)),
-      r(k, "r", NC_F32, extent(c.layout.r, c.m), element_slots(c.layout.r, c.m), operand_role::output, placed(4)),
-      dx(k, "dx", c.x_dtype, extent(c.layout.dx, c.m, c.n), element_slots(c.layout.dx, c.m, c.n),
-         operand_role::output, placed(5)),
-      dgamma(k, "dgamma", c.gamma_dtype, extent(c.layout.dgamma, c.n), element_slots(c.layout.dgamma, c.n),
-             operand_role::output, placed(6)),
-      case_(c) {
-  for (std::int64_t e = 0; e < c.m * c.n; ++e) {
-    x.set_element(e, c.x[std::size_t(e)]);
-    dy.set_element(e, c.dy[std::size_t(e)]);
+case_arena::case_arena(const kernel& k, const norm_case& c) : memory(k) {
+  forward.m = c.m, forward.n = c.n, forward.epsilon = c.epsilon;
+  forward.op = c.op;
+  forward.base_align = 256;
+  const operand_layouts& l = c.layout;
+  forward.ops = {operand_of("x", c.x_dtype, l.x),
+                 operand_of("gamma", c.gamma_dtype, l.gamma),
+                 operand_of("dy", c.x_dtype, l.dy),
+                 operand_of("y", c.x_dtype, l.y),
+                 operand_of("r", NC_F32, l.r),
+                 operand_of("dx", c.x_dtype, l.dx),
+                 operand_of("dgamma", c.gamma_dtype, l.dgamma),
+                 operand_of("residual", c.x_dtype, l.residual),
+                 operand_of("residual_out", c.x_dtype, c.op.in_place ? l.residual : l.residual_out),
+                 operand_of("residual_grad", c.x_dtype, l.residual_grad)};
+  // in place: residual_out is the residual operand itself (abi.h "Variants")
+  if (c.op.in_place) forward.ops[op_residual_out].alias_target = op_residual;
+  memory.place_operands(forward);
+  for (int k = 0; k < all_operands; ++k)
+    if (const operand& o = forward.ops[std::size_t(k)]; forward.present(k) && !o.fits)
+      throw std::invalid_argument(std::string("the case's layout of ") + o.name +
+                                  " reaches before its data pointer: a harness defect if a generator drew it");
+  backward = forward;
+  backward.backward = true;
+  forward.writes_r = k.capabilities().writes_r();
+  if (!forward.writes_r) forward.ops[op_r].null = true;  // abi.h NC_NO_R: r.data = NULL
+  for (std::int64_t i = 0; i < c.m; ++i)
+    for (std::int64_t j = 0; j < c.n; ++j) {
+      memory.set(forward, op_x, i, j, c.x[std::size_t(i * c.n + j)]);
+      memory.set(forward, op_dy, i, j, c.dy[std::size_t(i * c.n + j)]);
+    }
+  for (std::int64_t j = 0; j < c.n; ++j) memory.set(forward, op_gamma, 0, j, c.gamma[std::size_t(j)]);
+  for (int k : {op_y, op_r, op_dx, op_dgamma}) memory.fill(backward, k, poison_nan(backward.ops[std::size_t(k)].dtype));
+  if (!adds_residual(c.op)) return;
+  for (std::int64_t i = 0; i < c.m; ++i)
+    for (std::int64_t j = 0; j < c.n; ++j) {
+      memory.set(forward, op_residual, i, j, c.residual[std::size_t(i * c.n + j)]);
+      memory.set(forward, op_residual_grad, i, j, c.residual_grad[std::size_t(i * c.n + j)]);
+    }
+  if (!c.op.in_place) memory.fill(forward, op_residual_out, poison_nan(c.x_dtype));
+}
+
+std::size_t case_arena::place_workspace(const kernel& k) {
+  backward.workspace = workspace_mode::exact;
+  backward.workspace_needed = k.workspace_size(backward_args(backward, memory));
+  // the arena grows past the operands for the workspace, so every pointer changes: asked again
+  for (int round = 0; memory.place_workspace(backward); ++round) {
+    const std::size_t again = k.workspace_size(backward_args(backward, memory));
+    if (again == backward.workspace_needed) break;
+    if (round == 2)
+      throw property_failure("workspace_size changed when only the pointers' values changed: " +
+                             std::to_string(backward.workspace_needed) + " bytes, then " + std::to_string(again));
+    backward.workspace_needed = again;
   }
-  for (std::int64_t j = 0; j < c.n; ++j) gamma.set_element(j, c.gamma[std::size_t(j)]);
-  for (guarded_buffer* b : {&x, &gamma, &dy, &y, &r, &dx, &dgamma}) b->upload();
+  return backward.workspace_needed;
 }
-
-nc_forward_args case_buffers::forward_args() const {
-  const norm_case& c = case_;
-  return {c.m,
-          c.n,
-          c.epsilon,
-          {x.data(), c.x_dtype, c.layout.x.offset, c.layout.x.row_stride, c.layout.x.col_stride},
-          {gamma.data(), c.gamma_dtype, c.layout.gamma.offset, c.layout.gamma.stride},
-          {y.data(), c.x_dtype, c.layout.y.offset, c.layout.y.row_stride, c.layout.y.col_stride},
-          {r.data(), NC_F32, c.layout.r.offset, c.layout.r.stride},
-          nullptr};
-}
-
-nc_backward_args case_buffers::backward_args() const {
-  const norm_case& c = case_;
-  return {c.m,
-          c.n,
-          {x.data(), c.x_dtype, c.layout.x.offset, c.layout.x.row_stride, c.layout.x.col_stride},
-          {gamma.data(), c.gamma_dtype, c.layout.gamma.offset, c.layout.gamma.stride},
-          {dy.data(), c.x_dtype, c.layout.dy.offset, c.layout.dy.row_stride, c.layout.dy.col_stride},
-          {r.data(), NC_F32, c.layout.r.offset, c.layout.r.stride},
-          {dx.data(), c.x_dtype, c.layout.dx.offset, c.layout.dx.row_stride, c.layout.dx.col_stride},
-          {dgamma.data(), c.gamma_dtype, c.layout.dgamma.offset, c.layout.dgamma.stride},
-          nullptr,
-          0,
-          nullptr};
-}
-
-void case_buffers::freeze_all() {
-  for (guarded_buffer* b : {&x, &gamma, &dy, &y, &r, &dx, &dgamma}) b->freeze();
-}
-
-std::optional<std::string> case_buffers::check(const char* call) {
-  for (guarded_buffer* b : {&x, &gamma, &dy, &y, &r, &dx, &dgamma}) {
-    b->download();
-    if (auto problem = b->check()) return std::string("after the ") + call + ": " + *problem;
-  }
-  return std::nullopt;
-}
-
 
 std::string declared_context(const kernel& k, const norm_case& c) {
   std::string text = "a call inside its declared capabilities (" + k.capabilities().describe() + "): dtype pair " +
@@ -140,6 +124,12 @@ void declared_call(const kernel& k, const norm_case& c, const char* which, F&& c
   }
 }
 
+// what the plugin did, as it did it: a rejection is its contract_error, a failure its kernel_error
+void rethrow(const call_result& got) {
+  if (got.result == call_result::rejected) throw contract_error(got.message);
+  if (got.result == call_result::failed) throw kernel_error(got.status, got.message);
+}
+
 }  // namespace
 
 std::string outside_capabilities(const capabilities& caps, const norm_case& c) {
@@ -150,6 +140,8 @@ std::string outside_capabilities(const capabilities& caps, const norm_case& c) {
   for (std::uint32_t b = 1; b <= NC_LAYOUT_COLUMN_STRIDED; b <<= 1)
     if (bits & b) add(std::string("layout ") + layout_name(b));
   if (!caps.takes_epsilon(c.epsilon)) add("epsilon " + std::to_string(c.epsilon));
+  if (!caps.takes_n(c.n)) add("N = " + std::to_string(c.n) + ", not a multiple of " + std::to_string(caps.n_multiple));
+  if (!caps.serves(c.op)) add("operation " + describe_operation(c.op));
   if (caps.max_n > 0 && c.n > caps.max_n) add("N = " + std::to_string(c.n));
   if (caps.max_elements > 0 && c.m * c.n > caps.max_elements) add("M*N = " + std::to_string(c.m * c.n));
   return why;
@@ -162,26 +154,17 @@ outputs execute(const kernel& k, const norm_case& c, calls which) {
   if (const std::string why = outside_capabilities(caps, c); !why.empty())
     throw std::invalid_argument("the case lies outside the capabilities the kernel declares (" + caps.describe() +
                                 "): " + why + "; a harness defect if a generator drew it");
-  case_buffers a(k, c);
+  case_arena a(k, c);
   outputs out;
-  nc_forward_args f = a.forward_args();
-  out.forward_path = k.forward_path(f);
-  // the backward's outputs must come out of the forward untouched; a kernel that writes no r
-  // gets r.data = NULL (abi.h NC_NO_R), and its r buffer must stay as it is
-  a.dx.freeze();
-  a.dgamma.freeze();
-  if (!caps.writes_r()) {
-    f.r.data = nullptr;
-    a.r.freeze();
-  }
-  declared_call(k, c, "forward", [&] {
-    k.forward(f);
-    k.synchronize();
-  });
-  if (auto problem = a.check("forward")) throw property_failure(*problem);
-  out.y = a.y.elements();
+  out.forward_path = k.forward_path(forward_args(a.forward, a.memory));
+  // the backward's outputs come out of the forward untouched, and so does r where the kernel
+  // writes none: the arena's check holds every byte the call does not write
+  declared_call(k, c, "forward", [&] { rethrow(run_call(k, a.forward, a.memory)); });
+  if (auto problem = a.memory.check(a.forward, true)) throw property_failure("after the forward: " + *problem);
+  out.y = a.memory.elements(a.forward, op_y);
   // no r: zeros, so that comparisons of two runs' r hold and the differential skips it
-  out.r = caps.writes_r() ? a.r.elements() : std::vector<std::uint32_t>(std::size_t(c.m), 0u);
+  out.r = caps.writes_r() ? a.memory.elements(a.forward, op_r) : std::vector<std::uint32_t>(std::size_t(c.m), 0u);
+  if (adds_residual(c.op)) out.residual_out = a.memory.elements(a.forward, op_residual_out);
   if (which == calls::forward) return out;
   if (!caps.backward()) {
     // a forward-only kernel: zeros, so that comparisons of two runs hold; the properties about
@@ -191,27 +174,24 @@ outputs execute(const kernel& k, const norm_case& c, calls which) {
     return out;
   }
 
+  // the backward of a residual add differentiates at the h its forward stored: x is residual_out
+  // (the fp32 sum of NC_RESIDUAL_FP32 is stored nowhere, so its backward is not judged: abi.h)
+  if (adds_residual(c.op)) {
+    if (c.op.residual != NC_RESIDUAL_ROUNDED)
+      throw std::invalid_argument("the backward of " + describe_operation(c.op) +
+                                  " is not judged (abi.h: the fp32 sum is stored nowhere); a harness defect if a "
+                                  "generator drew it");
+    for (std::int64_t i = 0; i < c.m; ++i)
+      for (std::int64_t j = 0; j < c.n; ++j)
+        a.memory.set(a.backward, op_x, i, j, out.residual_out[std::size_t(i * c.n + j)]);
+  }
   // the backward reads the r the forward wrote, and leaves it and y as they are
-  a.r.freeze();
-  a.y.freeze();
-  a.dx.reopen();
-  a.dgamma.reopen();
-  nc_backward_args b = a.backward_args();
-  std::size_t workspace_bytes = 0;
-  declared_call(k, c, "workspace query", [&] { workspace_bytes = k.workspace_size(b); });
-  out.workspace_bytes = workspace_bytes;
-  guarded_scratch workspace(k, workspace_bytes);
-  b.workspace = workspace.data();
-  b.workspace_bytes = workspace_bytes;
-  out.backward_path = k.backward_path(b);
-  declared_call(k, c, "backward", [&] {
-    k.backward(b);
-    k.synchronize();
-  });
-  if (auto problem = a.check("backward")) throw property_failure(*problem);
-  if (auto problem = workspace.check(false)) throw property_failure("after the backward: " + *problem);
-  out.dx = a.dx.elements();
-  out.dgamma = a.dgamma.elements();
+  declared_call(k, c, "workspace query", [&] { out.workspace_bytes = a.place_workspace(k); });
+  out.backward_path = k.backward_path(backward_args(a.backward, a.memory));
+  declared_call(k, c, "backward", [&] { rethrow(run_call(k, a.backward, a.memory)); });
+  if (auto problem = a.memory.check(a.backward, true)) throw property_failure("after the backward: " + *problem);
+  out.dx = a.memory.elements(a.backward, op_dx);
+  out.dgamma = a.memory.elements(a.backward, op_dgamma);
   return out;
 }
 

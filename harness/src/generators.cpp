@@ -365,7 +365,25 @@ static std::vector<std::int64_t> path_limits() {
   return {out.begin(), out.end()};
 }
 
+namespace {
+// N down to the declared multiple (abi.h nc_capabilities.n_multiple: llm.c's N % 8 == 0), never
+// below it; every column count a generator draws goes through here, shrinks included
+rc::Gen<std::int64_t> declared_multiple(rc::Gen<std::int64_t> columns) {
+  const std::int64_t k = drawing_domain().n_multiple;
+  if (k <= 1) return columns;
+  return rc::gen::map(std::move(columns), [k](std::int64_t n) { return std::max(k, n - n % k); });
+}
+}  // namespace
+
 rc::Gen<std::int64_t> gen_columns(nc_dtype t, std::int64_t max_n) {
+  return declared_multiple(gen_any_columns(t, max_n));
+}
+
+rc::Gen<std::int64_t> gen_long_columns(nc_dtype t, std::int64_t max_n) {
+  return declared_multiple(gen_any_long_columns(t, max_n));
+}
+
+rc::Gen<std::int64_t> gen_any_columns(nc_dtype t, std::int64_t max_n) {
   std::vector<std::int64_t> listed;
   for (std::int64_t n : interesting_columns(t))
     if (n <= max_n) listed.push_back(n);
@@ -382,7 +400,7 @@ rc::Gen<std::int64_t> gen_columns(nc_dtype t, std::int64_t max_n) {
   };
 }
 
-rc::Gen<std::int64_t> gen_long_columns(nc_dtype t, std::int64_t max_n) {
+rc::Gen<std::int64_t> gen_any_long_columns(nc_dtype t, std::int64_t max_n) {
   const std::int64_t w = vector_width_of(t), floor = 4096;
   std::vector<std::int64_t> thresholds;
   for (const std::int64_t vectors : path_limits())
@@ -497,6 +515,39 @@ rc::Gen<std::pair<nc_dtype, nc_dtype>> gen_served_pair(std::uint32_t among) {
   });
 }
 
+std::vector<nc_operation> drawable_operations(const case_profile& profile) {
+  std::vector<nc_operation> out;
+  const capabilities& domain = drawing_domain();
+  if (domain.serves_plain()) out.push_back(nc_operation{});
+  if (!profile.variants) return out;
+  for (const nc_operation& op : domain.operations) {
+    if (op == nc_operation{}) continue;
+    if (profile.backward && op.residual == NC_RESIDUAL_FP32) continue;
+    out.push_back(op);
+  }
+  return out;
+}
+
+rc::Gen<nc_operation> gen_operation(const case_profile& profile) {
+  return rc::gen::exec([profile] {
+    const std::vector<nc_operation> ops = drawable_operations(profile);
+    if (ops.empty()) return nc_operation{};
+    return ops[*gen_weighted_index(std::vector<int>(ops.size(), 1))];
+  });
+}
+
+void draw_residual(norm_case& c, const case_profile& profile) {
+  if (!adds_residual(c.op)) {
+    c.residual.clear(), c.residual_grad.clear();
+    return;
+  }
+  c.layout.residual = c.layout.x;
+  c.layout.residual_out = c.op.in_place ? c.layout.x : c.layout.y;
+  c.layout.residual_grad = c.layout.dy;
+  c.residual = *gen_values(c.x_dtype, c.m, c.n, profile.x);
+  c.residual_grad = *gen_values(c.x_dtype, c.m, c.n, profile.dy);
+}
+
 rc::Gen<norm_case> gen_case(const case_profile& profile) {
   return rc::gen::exec([profile] {
     const capabilities& domain = drawing_domain();
@@ -574,6 +625,8 @@ rc::Gen<norm_case> gen_case(const case_profile& profile) {
     c.m = rows_of_values.rows();
     c.x = std::move(rows_of_values.x);
     c.dy = std::move(rows_of_values.dy);
+    c.op = *gen_operation(profile);
+    draw_residual(c, profile);
     return c;
   });
 }

@@ -19,6 +19,7 @@
 #include "normcheck/harness/execute.hpp"
 #include "normcheck/harness/failure.hpp"
 #include "normcheck/harness/generators.hpp"
+#include "normcheck/harness/judge.hpp"
 #include "normcheck/harness/property.hpp"
 #include "normcheck/oracles/compare.hpp"
 #include "normcheck/oracles/exact.hpp"
@@ -26,35 +27,6 @@
 
 namespace nc::harness {
 namespace {
-
-// ---- the exact oracle on a case ----
-
-// the kernel's declared forward semantics (NC_ROUNDS_NORMALIZED) widen the y bound; a kernel
-// that declares nothing is held to the strict one
-oracle::forward_result exact_forward_of(const norm_case& c, const capabilities& caps) {
-  const auto x = typed(c.x_dtype, c.x), g = typed(c.gamma_dtype, c.gamma);
-  oracle::forward_problem p;
-  p.m = c.m, p.n = c.n, p.epsilon = c.epsilon;
-  p.x = {x.data(), oracle_type(c.x_dtype), 0, c.n, 1};
-  p.gamma = {g.data(), oracle_type(c.gamma_dtype), 0, 1};
-  p.y_type = oracle_type(c.x_dtype);
-  p.rounds_normalized = caps.rounds_normalized();
-  return oracle::exact_forward(p);
-}
-
-oracle::backward_result exact_backward_of(const norm_case& c, const std::vector<std::uint32_t>& dy_bits,
-                                          const capabilities& caps) {
-  const auto x = typed(c.x_dtype, c.x), g = typed(c.gamma_dtype, c.gamma), dy = typed(c.x_dtype, dy_bits);
-  oracle::backward_problem p;
-  p.m = c.m, p.n = c.n, p.epsilon = c.epsilon;
-  p.x = {x.data(), oracle_type(c.x_dtype), 0, c.n, 1};
-  p.gamma = {g.data(), oracle_type(c.gamma_dtype), 0, 1};
-  p.dy = {dy.data(), oracle_type(c.x_dtype), 0, c.n, 1};
-  p.dx_type = oracle_type(c.x_dtype);
-  p.dgamma_type = oracle_type(c.gamma_dtype);
-  p.rounds_gradients = caps.rounds_gradients();
-  return oracle::exact_backward(p);
-}
 
 // ---- the verdicts of one case ----
 
@@ -91,6 +63,17 @@ class verdicts {
       if (got[e] != expected[e])
         fail_element({output, std::int64_t(e) / cols, std::int64_t(e) % cols, value_of(type, expected[e]),
                       value_of(type, got[e]), 0});
+  }
+
+  /// element e of got must be the bits of value e of expected rounded to type (row-major, cols a
+  /// row); a NaN value matches any NaN
+  void exact_values(const char* output, nc_dtype type, const std::vector<std::uint32_t>& got,
+                    const std::vector<double>& expected, std::int64_t cols) {
+    for (std::size_t e = 0; e < got.size(); ++e) {
+      const double want = expected[e], have = value_of(type, got[e]);
+      if (std::isnan(want) ? !std::isnan(have) : got[e] != bits_of(type, want))
+        fail_element({output, std::int64_t(e) / cols, std::int64_t(e) % cols, want, have, 0});
+    }
   }
 
   /// |got - expected| <= bound; NaN matches only NaN and an Inf only the same Inf (a NaN
@@ -179,6 +162,7 @@ class verdicts {
 // ---- tags ----
 
 void tag_case(observation& o, const norm_case& c) {
+  o.tag("operation", describe_operation(c.op));
   o.tag("dtype", dtype_class(c));
   o.tag("alignment", alignment_class(c));
   o.tag("size", size_class(c));
@@ -211,13 +195,16 @@ std::vector<std::uint32_t> row_of(const std::vector<std::uint32_t>& v, std::int6
 
 // ---- differential ----
 
-/// tall_percent: the share of tall batches (generators.hpp) among the wide cases
-rc::Gen<norm_case> differential_cases(int tall_percent = 0) {
+/// tall_percent: the share of tall batches (generators.hpp) among the wide cases. Every
+/// operation the kernel declares (abi.h "Variants"); backward: those whose backward is judged
+rc::Gen<norm_case> differential_cases(bool backward, int tall_percent = 0) {
   case_profile wide = case_profile::differential();
   wide.tall_percent = tall_percent;
-  return rc::gen::exec([wide] {
+  wide.variants = true, wide.backward = backward;
+  case_profile document = case_profile::document();
+  document.variants = true, document.backward = backward;
+  return rc::gen::exec([wide, document] {
     // a quarter of the cases are the document's kind of inputs, where its table binds too
-    static const case_profile document = case_profile::document();
     const bool documented = *gen_weighted_index({1, 3}) == 0;
     norm_case c = *gen_case(documented ? document : wide);
     if (documented) c.parameters["fixed_table"] = "binding";
@@ -228,10 +215,13 @@ rc::Gen<norm_case> differential_cases(int tall_percent = 0) {
 void check_forward_differential(const kernel& k, const norm_case& c, observation& o) {
   const outputs out = execute(k, c, calls::forward);
   tag_case(o, c), tag_paths(o, out);
-  const auto exact = exact_forward_of(c, k.capabilities());
+  const auto variant = exact_variant_forward_of(c, k.capabilities());
+  const auto& exact = variant.plain;
   tag_domain(o, exact.rows);
   verdicts v(table_binding(c));
   v.oracle_matrix("y", c.x_dtype, out.y, c.m, c.n, exact.y, exact.y_bound, exact.rows);
+  // residual_out is h rounded to x's dtype: bit-exact (a NaN h matches any NaN)
+  if (adds_residual(c.op)) v.exact_values("residual_out", c.x_dtype, out.residual_out, variant.residual_out, c.n);
   if (k.capabilities().writes_r()) {
     v.oracle_vector("r", NC_F32, out.r, exact.r, exact.r_bound, exact.rows, false);
     v.finish(o, "y and r must match the exact oracle");
@@ -803,6 +793,7 @@ std::vector<boundary_cell> boundary_cells(std::int64_t width) {
 std::string cell_needs(const boundary_cell& cell, const capabilities& caps) {
   if ((caps.max_n > 0 && cell.n > caps.max_n) || (caps.max_elements > 0 && cell.n > caps.max_elements))
     return "longer than the kernel serves";
+  if (!caps.takes_n(cell.n)) return "N not a multiple the kernel serves";
   return "";
 }
 
@@ -810,7 +801,9 @@ rc::Gen<norm_case> boundary_cases() {
   return rc::gen::noShrink(rc::gen::exec([] {
     // the carrier of the sweep's seed: a valid empty call (M = 0), so its case file reads back
     norm_case c;
-    c.gamma = {bits_of(c.gamma_dtype, 1.0)};
+    c.n = drawing_domain().n_multiple;
+    c.layout = contiguous_layouts(c.n);
+    c.gamma.assign(std::size_t(c.n), bits_of(c.gamma_dtype, 1.0));
     c.parameters["sweep seed"] = std::to_string(*gen_seed());
     return c;
   }));
@@ -908,6 +901,7 @@ rc::Gen<norm_case> tall_wide_cases() {
     const std::int64_t w = vector_width_of(c.x_dtype);
     c.n = *gen_uniform(1032, 1900, 1032);
     if (*gen_weighted_index({2, 1}) == 0) c.n = c.n / w * w;
+    c.n -= c.n % drawing_domain().n_multiple;  // inside the kernel's shape rule
     c.m = std::min(*gen_uniform(2200, 4400, 2200), (std::int64_t(1) << 22) / c.n);
     c.layout = contiguous_layouts(c.n);
     if (*gen_weighted_index({3, 1}) == 1 && drawing_domain().serves_layouts(NC_LAYOUT_MISALIGNED)) c.layout.x.offset = 1;
@@ -990,7 +984,11 @@ rc::Gen<norm_case> far_row_cases() {
 // ---- what properties need of a kernel ----
 
 std::string needs_backward(const capabilities& caps) {
-  return caps.backward() ? "" : "the kernel declares no backward (NC_FORWARD_ONLY)";
+  if (!caps.backward()) return "the kernel declares no backward (NC_FORWARD_ONLY)";
+  for (const nc_operation& op : caps.operations)
+    if (op.residual != NC_RESIDUAL_FP32) return "";
+  return "the backward of an fp32-sum residual add is not judged (abi.h: the sum is stored nowhere), and the "
+         "kernel declares no other operation";
 }
 
 std::string needs_layouts(const capabilities& caps) {
@@ -1019,6 +1017,13 @@ std::string needs_tall_backward(const capabilities& caps) {
 
 // the contract property lives in contract.cpp
 property contract_property();
+std::vector<property> variant_properties();
+
+// a property whose generator draws every operation the kernel declares (abi.h "Variants")
+property drawing_variants(property p) {
+  p.variants = true;
+  return p;
+}
 
 // every cell of the dispatch-boundary sweep in every case, where the kernel serves the dtype
 std::vector<intended_share> boundary_intents() {
@@ -1061,20 +1066,20 @@ const std::vector<property>& all_properties() {
       return all;
     };
     std::vector<property> list = {
-        {"y_and_r_match_the_exact_oracle", {"forward"}, 4500, differential_cases(), check_forward_differential,
+        drawing_variants({"y_and_r_match_the_exact_oracle", {"forward"}, 4500, differential_cases(false), check_forward_differential,
          join({every_dtype, every_alignment, every_size, forward_paths,
-               {{"size", "empty", 0.005}, {"domain", "every row in", 0.5}}})},
+               {{"size", "empty", 0.005}, {"domain", "every row in", 0.5}}})}),
         // tall batches: the backward grid's slots each take several rows (dgamma's partial sums,
         // the row loops); 4% of the wide cases
-        {"dx_matches_the_exact_oracle", {"backward"}, 3750, differential_cases(4), check_dx_differential,
+        drawing_variants({"dx_matches_the_exact_oracle", {"backward"}, 3750, differential_cases(true, 4), check_dx_differential,
          join({every_dtype, every_alignment, every_size, backward_paths,
                {{"domain", "every row in", 0.5}, {"size", "tall", 0.01}}}),
-         "", 0, needs_backward},
-        {"dgamma_matches_the_exact_oracle", {"gamma"}, 3000, differential_cases(4), check_dgamma_differential,
+         "", 0, needs_backward}),
+        drawing_variants({"dgamma_matches_the_exact_oracle", {"gamma"}, 3000, differential_cases(true, 4), check_dgamma_differential,
          join({every_dtype, every_size, backward_paths,
                {{"rows", "0", 0.005}, {"rows", "1", 0.05}, {"rows", "2-16", 0.1}, {"rows", "17+", 0.2},
                 {"size", "tall", 0.01}}}),
-         "", 0, needs_backward},
+         "", 0, needs_backward}),
         {"scaling_x_by_2_to_the_k_keeps_y_and_scales_dx", {"forward", "backward"}, 2250, scaling_cases(),
          check_scaling, join({every_dtype, {{"k", "positive", 0.3}, {"k", "negative", 0.3}}}), "", 0,
          needs_any_epsilon},
@@ -1109,6 +1114,8 @@ const std::vector<property>& all_properties() {
          far_row_cases(), check_forward_differential, {},
          "an 8.6 GB x (row stride 2^32 + N), beyond the host memory the simt backend is given", 1, needs_far_rows},
     };
+    // the variants' own properties (variant_properties.cpp)
+    for (property& p : variant_properties()) list.push_back(std::move(p));
     return list;
   }();
   return properties;

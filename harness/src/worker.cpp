@@ -123,8 +123,8 @@ vector_layout get_vector(wire_reader& r) {
 
 // bytes encode_case gives, without building it: the in-flight record checks the fit first
 std::size_t encoded_size(const norm_case& c) {
-  std::size_t bytes = 8 * (5 + 4 * 3 + 3 * 2);
-  for (const auto* v : {&c.x, &c.gamma, &c.dy, &c.dy2}) bytes += 8 + 4 * v->size();
+  std::size_t bytes = 8 * (5 + 4 * 3 + 3 * 2) + 8 * (3 + 3 * 3);
+  for (const auto* v : {&c.x, &c.gamma, &c.dy, &c.dy2, &c.residual, &c.residual_grad}) bytes += 8 + 4 * v->size();
   bytes += 8;
   for (const auto& [key, value] : c.parameters) bytes += 16 + key.size() + value.size();
   return bytes;
@@ -139,6 +139,9 @@ std::string encode_case(const norm_case& c) {
   for (const matrix_layout* l : {&c.layout.x, &c.layout.y, &c.layout.dy, &c.layout.dx}) put_matrix(w, *l);
   for (const vector_layout* l : {&c.layout.gamma, &c.layout.r, &c.layout.dgamma}) put_vector(w, *l);
   w.u32s(c.x), w.u32s(c.gamma), w.u32s(c.dy), w.u32s(c.dy2);
+  w.u64(std::uint64_t(c.op.residual)), w.u64(c.op.in_place), w.u64(std::bit_cast<std::uint32_t>(c.op.weight_offset));
+  for (const matrix_layout* l : {&c.layout.residual, &c.layout.residual_out, &c.layout.residual_grad}) put_matrix(w, *l);
+  w.u32s(c.residual), w.u32s(c.residual_grad);
   w.u64(c.parameters.size());
   for (const auto& [key, value] : c.parameters) w.str(key), w.str(value);
   return w.take();
@@ -153,6 +156,10 @@ norm_case decode_case(const std::string& bytes) {
   for (matrix_layout* l : {&c.layout.x, &c.layout.y, &c.layout.dy, &c.layout.dx}) *l = get_matrix(r);
   for (vector_layout* l : {&c.layout.gamma, &c.layout.r, &c.layout.dgamma}) *l = get_vector(r);
   c.x = r.u32s(), c.gamma = r.u32s(), c.dy = r.u32s(), c.dy2 = r.u32s();
+  c.op.residual = nc_residual(r.u64()), c.op.in_place = std::uint32_t(r.u64());
+  c.op.weight_offset = std::bit_cast<float>(std::uint32_t(r.u64()));
+  for (matrix_layout* l : {&c.layout.residual, &c.layout.residual_out, &c.layout.residual_grad}) *l = get_matrix(r);
+  c.residual = r.u32s(), c.residual_grad = r.u32s();
   const std::uint64_t count = r.u64();
   for (std::uint64_t i = 0; i < count; ++i) {
     std::string key = r.str();

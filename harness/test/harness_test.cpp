@@ -13,10 +13,10 @@
 #include "normcheck/contract_rules.hpp"
 #include "normcheck/harness/campaign.hpp"
 #include "normcheck/harness/case_file.hpp"
+#include "normcheck/harness/arena.hpp"
 #include "normcheck/harness/execute.hpp"
 #include "normcheck/harness/failure.hpp"
 #include "normcheck/harness/generators.hpp"
-#include "normcheck/harness/guarded.hpp"
 #include "normcheck/harness/property.hpp"
 
 namespace nc::harness {
@@ -331,56 +331,108 @@ TEST(campaign, a_share_is_below_its_minimum_only_when_chance_cannot_explain_it) 
   EXPECT_LT(binomial_lower_tail(250, 4500, 0.08), share_test_level);
 }
 
-TEST(guarded_buffer, the_fillers_are_nans_and_only_the_poison_signals) {
+TEST(arena, the_background_is_a_quiet_nan_and_only_the_poison_signals) {
   for (nc_dtype t : all_dtypes) {
-    EXPECT_TRUE(std::isnan(value_of(t, gap_nan(t))));
+    const std::uint32_t background = t == NC_F32 ? 0xffffffffu : 0xffffu;
+    EXPECT_TRUE(std::isnan(value_of(t, background)));
     EXPECT_TRUE(std::isnan(value_of(t, poison_nan(t))));
     const std::uint32_t quiet_bit = t == NC_F32 ? 1u << 22 : t == NC_F16 ? 1u << 9 : 1u << 6;
-    EXPECT_NE(gap_nan(t) & quiet_bit, 0u);
+    EXPECT_NE(background & quiet_bit, 0u);
     EXPECT_EQ(poison_nan(t) & quiet_bit, 0u);
   }
 }
 
-TEST(guarded_buffer, finds_a_write_into_a_gap_a_guard_band_or_an_input_and_an_unwritten_output) {
-  const matrix_layout l{3, 7, 2};  // 2x3 elements with holes between columns and rows
-  const auto slots = element_slots(l, 2, 3);
-  const std::int64_t size = extent(l, 2, 3);
-  const auto poke = [&](guarded_buffer& b, std::int64_t byte) {
+// a 2x3 fp32 forward with holes between x's columns and y's rows, in an arena of simt memory
+struct small_call {
+  call_spec c;
+  arena a{simt()};
+  small_call() {
+    c.m = 2, c.n = 3;
+    c.base_align = 256;
+    for (int k = 0; k < operand_count; ++k) {
+      c.ops[std::size_t(k)].name = operand_names[std::size_t(k)];
+      c.ops[std::size_t(k)].matrix = is_matrix(k);
+      c.ops[std::size_t(k)].row_stride = 3;
+    }
+    c.ops[op_x].offset = 1, c.ops[op_x].row_stride = 7, c.ops[op_x].col_stride = 2;
+    c.ops[op_y].row_stride = 4;
+    a.place_operands(c);
+    for (std::int64_t i = 0; i < 2; ++i)
+      for (std::int64_t j = 0; j < 3; ++j) a.set(c, op_x, i, j, 0x3f800000u);
+    for (std::int64_t j = 0; j < 3; ++j) a.set(c, op_gamma, 0, j, 0x3f800000u);
+    for (int k : {op_y, op_r, op_dx, op_dgamma}) a.fill(c, k, poison_nan(NC_F32));
+    a.upload();
+  }
+  // what a kernel might do: one byte of the region changed in plugin memory
+  void poke(std::int64_t position) {
     const unsigned char value = 0x11;
-    simt().upload(static_cast<char*>(b.data()) + byte, &value, 1);
-    b.download();
+    simt().upload(a.device(position), &value, 1);
+  }
+  // writes every element of y and r, as a correct forward does
+  void write_outputs() {
+    for (std::int64_t i = 0; i < 2; ++i)
+      for (std::int64_t j = 0; j < 3; ++j) a.set(c, op_y, i, j, 0x3f000000u);
+    for (std::int64_t i = 0; i < 2; ++i) a.set(c, op_r, 0, i, 0x3f000000u);
+    simt().upload(a.device(0), a.host(0), std::size_t(a.region_bytes()));
+  }
+  std::string problem(bool accepted = true) {
+    a.download();
+    const auto p = a.check(c, accepted);
+    return p ? *p : "";
+  }
+};
+
+TEST(arena, passes_a_call_that_writes_its_outputs_and_nothing_else) {
+  small_call s;
+  s.write_outputs();
+  EXPECT_EQ(s.problem(), "");
+  // a rejected call must not have written even its outputs
+  EXPECT_NE(s.problem(false).find("a rejected call changed 32 byte(s)"), std::string::npos) << s.problem(false);
+}
+
+TEST(arena, names_an_unwritten_output_element) {
+  small_call s;
+  EXPECT_NE(s.problem().find("never wrote 6 element(s) of output y; the first is (0, 0), still the poison 0x7fa5a5a5"),
+            std::string::npos)
+      << s.problem();
+}
+
+TEST(arena, names_a_write_into_a_gap_a_stride_gap_an_input_and_a_guard_band) {
+  const auto written = [](auto where) {
+    small_call s;
+    s.write_outputs();
+    where(s);
+    return s.problem();
   };
-  {
-    guarded_buffer out(simt(), "y", NC_F32, size, slots, operand_role::output);
-    out.upload();
-    out.download();
-    ASSERT_TRUE(out.check().has_value());
-    EXPECT_NE(out.check()->find("never written"), std::string::npos) << *out.check();
-    for (std::int64_t k = 0; k < 6; ++k) out.set_element(k, 0x3f800000u);
-    out.upload();
-    out.download();
-    EXPECT_FALSE(out.check().has_value()) << *out.check();
-    poke(out, 4 * 4);  // slot 4: between two columns
-    ASSERT_TRUE(out.check().has_value());
-    EXPECT_NE(out.check()->find("gap"), std::string::npos) << *out.check();
-  }
-  {
-    guarded_buffer out(simt(), "y", NC_F32, size, slots, operand_role::output);
-    for (std::int64_t k = 0; k < 6; ++k) out.set_element(k, 0x3f800000u);
-    out.upload();
-    poke(out, -1);
-    ASSERT_TRUE(out.check().has_value());
-    EXPECT_NE(out.check()->find("guard band before"), std::string::npos) << *out.check();
-  }
-  {
-    guarded_buffer in(simt(), "x", NC_F16, size, slots, operand_role::input);
-    in.upload();
-    in.download();
-    EXPECT_FALSE(in.check().has_value());
-    poke(in, 2 * size + 3);
-    ASSERT_TRUE(in.check().has_value());
-    EXPECT_NE(in.check()->find("guard band after"), std::string::npos) << *in.check();
-  }
+  const auto has = [](const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+  };
+  std::string p = written([](small_call& s) { s.poke(s.c.ops[op_y].base - 4); });
+  EXPECT_TRUE(has(p, "a gap: 4 byte(s) before the first element of output y")) << p;
+  p = written([](small_call& s) { s.poke(s.c.ops[op_y].base + 3 * 4); });  // slot 3: between y's rows
+  EXPECT_TRUE(has(p, "a stride gap of output y (slot 3)")) << p;
+  p = written([](small_call& s) { s.poke(s.c.ops[op_x].base + (1 + 7 + 2) * 4); });
+  EXPECT_TRUE(has(p, "input x element (1, 1)")) << p;
+  p = written([](small_call& s) { s.poke(s.c.ops[op_dx].base); });
+  EXPECT_TRUE(has(p, "dx element (0, 0) (not an operand of the forward)")) << p;
+  p = written([](small_call& s) { s.poke(-1); });
+  EXPECT_TRUE(has(p, "the guard band before the arena")) << p;
+  p = written([](small_call& s) { s.poke(s.a.region_bytes() + 5); });
+  EXPECT_TRUE(has(p, "the guard band after the arena (byte 5 of it)")) << p;
+}
+
+TEST(arena, a_workspace_keeps_the_operands_and_the_image_where_they_were) {
+  small_call s;
+  call_spec b = s.c;
+  b.backward = true;
+  b.workspace_needed = std::size_t(1) << 16;
+  const std::int64_t x_at = b.ops[op_x].base;
+  const std::uint32_t x00 = s.a.get(b, op_x, 0, 0);
+  EXPECT_TRUE(s.a.place_workspace(b));  // the region grew: new pointers
+  EXPECT_EQ(b.ops[op_x].base, x_at);
+  EXPECT_EQ(s.a.get(b, op_x, 0, 0), x00);
+  EXPECT_GE(s.a.region_bytes(), b.workspace_base + std::int64_t(b.workspace_bytes) + 64);
+  EXPECT_EQ(b.workspace_base % 16, 0);
 }
 
 TEST(execute, the_document_worked_numbers_come_out_of_the_simt_kernel) {

@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
     options.seed = seed_from_environment();
     options.scale = case_scale_from_environment();
     options.shrink_seconds = shrink_seconds_from_environment();
+    options.variant = variant_from_environment();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "property_test: %s\n", e.what());
     return 1;

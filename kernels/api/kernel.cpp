@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "normcheck/environment.hpp"
+#include "normcheck/variant.hpp"
 
 namespace nc {
 
@@ -112,6 +113,22 @@ capabilities capabilities_of(const nc_plugin& t, std::uint32_t version, const st
   }
   c.max_n = d->max_n;
   c.max_elements = d->max_elements;
+  if (version < 3) return c;
+  if (d->operation_count > 0 && d->operations == nullptr) throw bad("'caps->operations' is NULL with operation_count > 0");
+  if (d->operation_count > 64) throw bad("'caps->operation_count' is more than 64");
+  if (d->operation_count > 0) c.operations.clear();
+  for (std::uint32_t i = 0; i < d->operation_count; ++i) {
+    const nc_operation& op = d->operations[i];
+    const std::string at = "'caps->operations[" + std::to_string(i) + "]";
+    if (!valid_residual(op.residual)) throw bad(at + ".residual' is no NC_RESIDUAL_*");
+    if (op.in_place > 1) throw bad(at + ".in_place' must be 0 or 1");
+    if (op.in_place && op.residual == NC_RESIDUAL_NONE) throw bad(at + ".in_place' needs a residual add");
+    if (!std::isfinite(op.weight_offset)) throw bad(at + ".weight_offset' must be finite");
+    if (!c.serves(op)) c.operations.push_back(op);
+  }
+  c.declared_operations = c.operations;
+  if (d->n_multiple < 0) throw bad("'caps->n_multiple' must be >= 0");
+  c.n_multiple = std::max<std::int64_t>(d->n_multiple, 1);
   return c;
 }
 
@@ -119,13 +136,17 @@ capabilities capabilities_of(const nc_plugin& t, std::uint32_t version, const st
 
 bool capabilities::serves(nc_dtype x, nc_dtype gamma) const { return (dtype_pairs & pair_of(x, gamma)) != 0; }
 
+bool capabilities::serves(const nc_operation& op) const {
+  return std::any_of(operations.begin(), operations.end(), [&](const nc_operation& o) { return same_operation(o, op); });
+}
+
 bool capabilities::takes_epsilon(float e) const {
   return epsilons.empty() || std::find(epsilons.begin(), epsilons.end(), e) != epsilons.end();
 }
 
 bool capabilities::full() const {
   return dtype_pairs == NC_PAIRS_ALL && layouts == NC_LAYOUTS_ALL && flags == 0 && epsilons.empty() && max_n == 0 &&
-         max_elements == 0;
+         max_elements == 0 && n_multiple == 1 && operations.size() == 1 && serves_plain();
 }
 
 std::uint32_t pair_of(nc_dtype x, nc_dtype gamma) {
@@ -184,6 +205,12 @@ std::string capabilities::describe() const {
   }
   if (max_n > 0) out += "; N <= " + std::to_string(max_n);
   if (max_elements > 0) out += "; M*N <= " + std::to_string(max_elements);
+  if (n_multiple > 1) out += "; N a multiple of " + std::to_string(n_multiple);
+  if (!(operations.size() == 1 && serves_plain())) {
+    out += "; operations";
+    sep = " ";
+    for (const nc_operation& op : operations) out += sep + describe_operation(op), sep = ", ";
+  }
   return out;
 }
 
@@ -203,6 +230,8 @@ std::vector<std::string> capabilities::not_served() const {
   }
   if (max_n > 0) out.push_back("N > " + std::to_string(max_n));
   if (max_elements > 0) out.push_back("M*N > " + std::to_string(max_elements));
+  if (n_multiple > 1) out.push_back("N not a multiple of " + std::to_string(n_multiple));
+  if (!serves_plain()) out.push_back("the plain operation (rmsnorm)");
   return out;
 }
 
@@ -252,9 +281,10 @@ kernel kernel::load(const std::string& path) {
   if (entry == nullptr)
     throw std::runtime_error("kernel plugin '" + path + "' does not export normcheck_plugin");
   if (table == nullptr) table = entry(version);
+  if (table == nullptr && !python) table = entry(version = 2);
   if (table == nullptr) table = entry(version = 1);
   if (table == nullptr)
-    throw std::runtime_error("kernel plugin '" + path + "' serves neither normcheck ABI version 2 nor 1");
+    throw std::runtime_error("kernel plugin '" + path + "' serves none of normcheck ABI versions 3, 2 and 1");
   if (table->abi_version != version)
     throw std::runtime_error("kernel plugin '" + path + "' answered the request for ABI version " +
                              std::to_string(version) + " with a table of version " +

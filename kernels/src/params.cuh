@@ -14,6 +14,11 @@ struct forward_params {
   const G* gamma; std::int64_t gamma_stride;
   T* y; std::int64_t y_row, y_col;
   float* r; std::int64_t r_stride;
+  // the operation (abi.h "Variants"): gamma + offset formed in fp32 (0: plain); with a
+  // residual add (the kernels' ADD) h = x + res is normalized and written to res_out
+  float offset;
+  const T* res; std::int64_t res_row, res_col;
+  T* res_out; std::int64_t res_out_row, res_out_col;
 };
 
 template <class T, class G>
@@ -30,6 +35,10 @@ struct backward_params {
   std::int64_t row_blocks;
   float* partial;
   G* dgamma; std::int64_t dgamma_stride;
+  // the operation: u = dy * (gamma + offset); a residual add's gradient along the residual
+  // stream (null: none) is added to dx in fp32
+  float offset;
+  const T* res_grad; std::int64_t res_grad_row, res_grad_col;
 };
 
 template <class G>

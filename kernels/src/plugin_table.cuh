@@ -90,15 +90,30 @@ static const char* const* nc_table_paths() {
   return names.data();
 }
 
+// the operations the shipped kernels serve (abi.h "Variants"): the plain operator and Gemma's
+// offset, each alone and after a residual add in either rounding contract, in place or not
+static const nc_operation nc_table_operations[] = {
+    {NC_RESIDUAL_NONE, 0, 0.0f},    {NC_RESIDUAL_NONE, 0, 1.0f},
+    {NC_RESIDUAL_ROUNDED, 0, 0.0f}, {NC_RESIDUAL_ROUNDED, 1, 0.0f},
+    {NC_RESIDUAL_FP32, 0, 0.0f},    {NC_RESIDUAL_FP32, 1, 0.0f},
+    {NC_RESIDUAL_ROUNDED, 0, 1.0f}, {NC_RESIDUAL_ROUNDED, 1, 1.0f},
+    {NC_RESIDUAL_FP32, 0, 1.0f},    {NC_RESIDUAL_FP32, 1, 1.0f},
+};
+
+// everything the contract allows, and every operation above
+static const nc_capabilities nc_table_caps = {
+    NC_PAIRS_ALL, NC_LAYOUTS_ALL, 0, 0, nullptr, 0, 0,
+    sizeof nc_table_operations / sizeof nc_table_operations[0], nc_table_operations, 0};
+
 __attribute__((visibility("default"))) const nc_plugin* normcheck_plugin(uint32_t abi_version) {
-  // caps NULL: everything the contract allows (the NC_CAP_* bits say so for version 1 too)
+  // version 1 reads the NC_CAP_* bits: everything the version-1 contract allows
   static const nc_plugin table = {
       NORMCHECK_ABI_VERSION, NC_PLUGIN_NAME, NC_PLUGIN_BACKEND,
       NC_CAP_F16 | NC_CAP_BF16 | NC_CAP_GAMMA_F32 | NC_CAP_STRIDED | NC_PLUGIN_EXTRA_CAPS,
       nc_table_forward, nc_table_backward, nc_table_workspace_size,
       nc_table_alloc, nc_table_free, nc_table_copy, nc_table_synchronize,
       nc_table_last_error, nc_table_forward_path, nc_table_backward_path,
-      nullptr, nc_table_paths(), nc_table_paths()};
+      &nc_table_caps, nc_table_paths(), nc_table_paths()};
   static const nc_plugin version_1 = [] {
     nc_plugin t = table;
     t.abi_version = 1;

@@ -1,7 +1,8 @@
 // RMSNorm backward: dx and the per-block dgamma partial sums.
 //
-//   u  = dy * gamma
+//   u  = dy * (gamma + offset)            the offset formed in fp32 (abi.h "Variants"; 0: plain)
 //   dx = r*u - (x*r) * r^2 * mean(u*x)   mean over the row's N columns
+//        (+ res_grad, in fp32, for a residual add: dx is then d_residual too)
 //   dgamma partial[slot][j] += dy * x * r  over the rows the slot handles
 //
 // The grid is persistent: row slot s (block b, warp w when RT == 32) handles rows
@@ -92,6 +93,7 @@ __global__ void __launch_bounds__(RT * ROWS) backward_vector(backward_params<T, 
     const T* x = p.x + row * p.x_row;
     const T* dy = p.dy + row * p.dy_row;
     T* dx = p.dx + row * p.dx_row;
+    const T* res_grad = p.res_grad != nullptr ? p.res_grad + row * p.res_grad_row : nullptr;
     uint4 next_xs[HELD], next_dys[HELD];
     float next_r;
     if constexpr (H == hold::pipelined) fetch(base + step, next_xs, next_dys, next_r);
@@ -111,6 +113,8 @@ __global__ void __launch_bounds__(RT * ROWS) backward_vector(backward_params<T, 
           unpack<T>(load16(dy + v * W), dyf);
         }
         load_floats<G, W>(p.gamma + v * W, g);
+#pragma unroll
+        for (int e = 0; e < W; ++e) g[e] += p.offset;
 #pragma unroll
         for (int e = 0; e < W; ++e) s = fmaf(dyf[e] * g[e], xf[e], s);
       }
@@ -136,9 +140,17 @@ __global__ void __launch_bounds__(RT * ROWS) backward_vector(backward_params<T, 
         }
         load_floats<G, W>(p.gamma + v * W, g);
 #pragma unroll
+        for (int e = 0; e < W; ++e) g[e] += p.offset;
+#pragma unroll
         for (int e = 0; e < W; ++e) {
           o[e] = r * (dyf[e] * g[e]) - (xf[e] * r) * c;
           acc[k][e] += dyf[e] * xf[e] * r;
+        }
+        if (res_grad != nullptr) {
+          float along[W];
+          unpack<T>(load16(res_grad + v * W), along);
+#pragma unroll
+          for (int e = 0; e < W; ++e) o[e] += along[e];
         }
         store16(dx + v * W, pack<T>(o));
       }
@@ -216,12 +228,13 @@ __global__ void __launch_bounds__(block_threads<RT>) backward_strided(backward_p
     const T* x = p.x + row * p.x_row;
     const T* dy = p.dy + row * p.dy_row;
     T* dx = p.dx + row * p.dx_row;
+    const T* res_grad = p.res_grad != nullptr ? p.res_grad + row * p.res_grad_row : nullptr;
     const float r = p.r[row * p.r_stride];
     // element j of the row: x, dy and gamma as fp32
     auto load = [&](std::int64_t j, float& xf, float& dyf, float& g) {
       xf = to_float(x[j * p.x_col]);
       dyf = to_float(dy[j * p.dy_col]);
-      g = to_float(p.gamma[j * p.gamma_stride]);
+      g = to_float(p.gamma[j * p.gamma_stride]) + p.offset;
     };
 
     // pass 1: s = sum(u * x). A thread's first MAXE elements stay in registers for pass 2;
@@ -246,7 +259,8 @@ __global__ void __launch_bounds__(block_threads<RT>) backward_strided(backward_p
 
     // pass 2: dx, and this row's share of dgamma
     auto emit = [&](std::int64_t j, float xf, float dyf, float g) {
-      dx[j * p.dx_col] = from_float<T>(r * (dyf * g) - (xf * r) * c);
+      const float along = res_grad != nullptr ? to_float(res_grad[j * p.res_grad_col]) : 0.0f;
+      dx[j * p.dx_col] = from_float<T>(r * (dyf * g) - (xf * r) * c + along);
       if (partial != nullptr) partial[j] += dyf * xf * r;
     };
 #pragma unroll

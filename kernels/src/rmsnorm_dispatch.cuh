@@ -69,9 +69,14 @@ inline bool vector_gamma(const nc_vector& g) {
   return (g.stride == 1) && aligned16(g.data, g.offset, dtype_size(g.dtype));
 }
 
+// a residual add's operands take the vector path only when they are fit for it too
+inline bool adds_residual(const nc_operation& op) { return op.residual != NC_RESIDUAL_NONE; }
+
 inline path forward_path(const nc_forward_args& a) {
   const std::size_t size = dtype_size(a.x.dtype);
-  if (vector_matrix(a.x, a.n, size) && vector_matrix(a.y, a.n, size) && vector_gamma(a.gamma)) {
+  const bool residual_fits =
+      !adds_residual(a.op) || (vector_matrix(a.residual, a.n, size) && vector_matrix(a.residual_out, a.n, size));
+  if (vector_matrix(a.x, a.n, size) && vector_matrix(a.y, a.n, size) && vector_gamma(a.gamma) && residual_fits) {
     const std::int64_t vectors = a.n / (16 / std::int64_t(size));
     for (const path_limit& p : forward_vector_paths)
       if (p.max_vectors == 0 || vectors <= p.max_vectors) return p.choice;
@@ -82,7 +87,7 @@ inline path forward_path(const nc_forward_args& a) {
 inline path backward_path(const nc_backward_args& a) {
   const std::size_t size = dtype_size(a.x.dtype);
   if (vector_matrix(a.x, a.n, size) && vector_matrix(a.dy, a.n, size) && vector_matrix(a.dx, a.n, size) &&
-      vector_gamma(a.gamma)) {
+      vector_gamma(a.gamma) && (!adds_residual(a.op) || vector_matrix(a.residual_grad, a.n, size))) {
     const std::int64_t vectors = a.n / (16 / std::int64_t(size));
     for (const path_limit& p : backward_vector_paths)
       if (vectors <= p.max_vectors) return p.choice;
@@ -103,14 +108,30 @@ nc_status launch_rows(K kernel, int rt, std::int64_t m, std::int64_t grid_cap, v
   return launch(kernel, dim3(unsigned(grid)), dim3(unsigned(threads)), stream, what, params);
 }
 
+// the forward of one residual mode (ADD: an nc_residual)
+template <class T, class G, int ADD>
+nc_status forward_built(const nc_forward_args& a, const forward_params<T, G>& p);
+
 template <class T, class G>
 nc_status forward_typed(const nc_forward_args& a) {
   if (a.m == 0) return NC_OK;
-  const forward_params<T, G> p{a.m, a.n, a.epsilon,
-                               static_cast<const T*>(a.x.data) + a.x.offset, a.x.row_stride, a.x.col_stride,
-                               static_cast<const G*>(a.gamma.data) + a.gamma.offset, a.gamma.stride,
-                               static_cast<T*>(a.y.data) + a.y.offset, a.y.row_stride, a.y.col_stride,
-                               static_cast<float*>(a.r.data) + a.r.offset, a.r.stride};
+  forward_params<T, G> p{a.m, a.n, a.epsilon,
+                         static_cast<const T*>(a.x.data) + a.x.offset, a.x.row_stride, a.x.col_stride,
+                         static_cast<const G*>(a.gamma.data) + a.gamma.offset, a.gamma.stride,
+                         static_cast<T*>(a.y.data) + a.y.offset, a.y.row_stride, a.y.col_stride,
+                         static_cast<float*>(a.r.data) + a.r.offset, a.r.stride};
+  p.offset = a.op.weight_offset;
+  if (!adds_residual(a.op)) return forward_built<T, G, NC_RESIDUAL_NONE>(a, p);
+  p.res = static_cast<const T*>(a.residual.data) + a.residual.offset;
+  p.res_row = a.residual.row_stride, p.res_col = a.residual.col_stride;
+  p.res_out = static_cast<T*>(a.residual_out.data) + a.residual_out.offset;
+  p.res_out_row = a.residual_out.row_stride, p.res_out_col = a.residual_out.col_stride;
+  return a.op.residual == NC_RESIDUAL_ROUNDED ? forward_built<T, G, NC_RESIDUAL_ROUNDED>(a, p)
+                                              : forward_built<T, G, NC_RESIDUAL_FP32>(a, p);
+}
+
+template <class T, class G, int ADD>
+nc_status forward_built(const nc_forward_args& a, const forward_params<T, G>& p) {
   constexpr std::int64_t cap = std::int64_t(1) << 20;  // rows beyond loop inside the blocks
   const path choice = forward_path(a);
   const char* what = path_name(choice);
@@ -124,19 +145,19 @@ nc_status forward_typed(const nc_forward_args& a) {
                              : launch_rows(eight, rt, a.m, cap, a.stream, what, p);
   };
   switch (choice) {
-    case path::vector_warp: return registers(forward_vector<T, G, 32, 4>, forward_vector<T, G, 32, 8>, 32);
-    case path::vector_block128: return registers(forward_vector<T, G, 128, 4>, forward_vector<T, G, 128, 8>, 128);
-    case path::vector_block512: return launch_rows(forward_vector<T, G, 512, 8>, 512, a.m, cap, a.stream, what, p);
-    case path::vector_block1024: return launch_rows(forward_vector<T, G, 1024, 8>, 1024, a.m, cap, a.stream, what, p);
-    case path::vector_reload: return launch_rows(forward_vector<T, G, 1024, 0>, 1024, a.m, cap, a.stream, what, p);
+    case path::vector_warp: return registers(forward_vector<T, G, 32, 4, ADD>, forward_vector<T, G, 32, 8, ADD>, 32);
+    case path::vector_block128: return registers(forward_vector<T, G, 128, 4, ADD>, forward_vector<T, G, 128, 8, ADD>, 128);
+    case path::vector_block512: return launch_rows(forward_vector<T, G, 512, 8, ADD>, 512, a.m, cap, a.stream, what, p);
+    case path::vector_block1024: return launch_rows(forward_vector<T, G, 1024, 8, ADD>, 1024, a.m, cap, a.stream, what, p);
+    case path::vector_reload: return launch_rows(forward_vector<T, G, 1024, 0, ADD>, 1024, a.m, cap, a.stream, what, p);
     // a small call's strided rows of up to 8 (32, 16) elements a thread stay in registers
     case path::strided_warp:
-      if (!small_call(a.m, a.n)) return launch_rows(forward_strided<T, G, 32, 0>, 32, a.m, cap, a.stream, what, p);
-      return a.n <= 32 * 8 ? launch_rows(forward_strided<T, G, 32, 8>, 32, a.m, cap, a.stream, what, p)
-                           : launch_rows(forward_strided<T, G, 32, 32>, 32, a.m, cap, a.stream, what, p);
+      if (!small_call(a.m, a.n)) return launch_rows(forward_strided<T, G, 32, 0, ADD>, 32, a.m, cap, a.stream, what, p);
+      return a.n <= 32 * 8 ? launch_rows(forward_strided<T, G, 32, 8, ADD>, 32, a.m, cap, a.stream, what, p)
+                           : launch_rows(forward_strided<T, G, 32, 32, ADD>, 32, a.m, cap, a.stream, what, p);
     default:
-      return small_call(a.m, a.n) ? launch_rows(forward_strided<T, G, 256, 16>, 256, a.m, cap, a.stream, what, p)
-                                  : launch_rows(forward_strided<T, G, 256, 0>, 256, a.m, cap, a.stream, what, p);
+      return small_call(a.m, a.n) ? launch_rows(forward_strided<T, G, 256, 16, ADD>, 256, a.m, cap, a.stream, what, p)
+                                  : launch_rows(forward_strided<T, G, 256, 0, ADD>, 256, a.m, cap, a.stream, what, p);
   }
 }
 
@@ -244,7 +265,11 @@ nc_status backward_typed(const nc_backward_args& a, const backward_plan<T, G>& p
                                 first_element<const T>(a.dy.data, a.dy.offset), a.dy.row_stride, a.dy.col_stride,
                                 first_element<const float>(a.r.data, a.r.offset), a.r.stride,
                                 first_element<T>(a.dx.data, a.dx.offset), a.dx.row_stride, a.dx.col_stride,
-                                plan.row_blocks, partial, dgamma, a.dgamma.stride};
+                                plan.row_blocks, partial, dgamma, a.dgamma.stride,
+                                a.op.weight_offset,
+                                adds_residual(a.op) ? first_element<const T>(a.residual_grad.data, a.residual_grad.offset)
+                                                    : nullptr,
+                                a.residual_grad.row_stride, a.residual_grad.col_stride};
   const nc_status s = launch(plan.kernel, dim3(unsigned(plan.grid)), dim3(unsigned(plan.threads)), a.stream,
                             path_name(plan.choice), p);
   if (s != NC_OK || plan.slots == 0) return s;  // one launch: its column blocks wrote dgamma

@@ -9,6 +9,12 @@
 //                  a thread keeps up to MAXE elements of x and gamma in registers, so a row
 //                  of up to MAXE * RT elements is read once and gamma's loads overlap x's.
 // RT threads share a row; RT == 32 puts several rows (one per warp) in a block.
+//
+// The variants (abi.h "Variants") are the same kernels: ADD (an nc_residual) adds the residual
+// row to x in fp32 (rounded to T under NC_RESIDUAL_ROUNDED) and normalizes that sum h, and every
+// kernel scales by gamma + offset formed in fp32. residual_out is written in pass 2, element by
+// element by the thread that read x and the residual for it, so an in-place call (res_out ==
+// res) reads every residual element before it overwrites it.
 #pragma once
 
 #include "dtype.cuh"
@@ -20,7 +26,25 @@ namespace nc {
 template <int RT> constexpr int block_threads = RT < 128 ? 128 : RT;
 template <int RT> constexpr int rows_per_block = block_threads<RT> / RT;
 
-template <class T, class G, int RT, int MAXV>
+// h = x + residual in fp32, rounded to T under NC_RESIDUAL_ROUNDED (ADD == 1); x alone when ADD == 0
+template <int ADD, class T>
+__device__ __forceinline__ float add_residual(float x, T res) {
+  if constexpr (ADD == 0) return x;
+  const float h = x + to_float(res);
+  if constexpr (ADD == 1) return to_float(from_float<T>(h));
+  return h;
+}
+
+template <int ADD, class T, int W>
+__device__ __forceinline__ void add_residual(float (&x)[W], const uint4& res) {
+  if constexpr (ADD != 0) {
+    const T* e = reinterpret_cast<const T*>(&res);
+#pragma unroll
+    for (int k = 0; k < W; ++k) x[k] = add_residual<ADD>(x[k], e[k]);
+  }
+}
+
+template <class T, class G, int RT, int MAXV, int ADD = 0>
 __global__ void __launch_bounds__(block_threads<RT>) forward_vector(forward_params<T, G> p) {
   constexpr int W = vector_width<T>;
   constexpr int ROWS = rows_per_block<RT>;
@@ -47,9 +71,11 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_vector(forward_para
        row += std::int64_t(gridDim.x) * ROWS) {
     const T* x = p.x + row * p.x_row;
     T* y = p.y + row * p.y_row;
+    const T* res = ADD ? p.res + row * p.res_row : nullptr;
+    T* res_out = ADD ? p.res_out + row * p.res_out_row : nullptr;
 
     // pass 1: sum of squares in fp32, each element upcast before it is squared
-    uint4 cache[MAXV > 0 ? MAXV : 1];
+    uint4 cache[MAXV > 0 ? MAXV : 1], res_cache[ADD && MAXV > 0 ? MAXV : 1];
     float ss = 0.0f;
     if constexpr (MAXV > 0) {
 #pragma unroll
@@ -59,6 +85,10 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_vector(forward_para
           cache[k] = load16(x + v * W);
           float f[W];
           unpack<T>(cache[k], f);
+          if constexpr (ADD) {
+            res_cache[k] = load16(res + v * W);
+            add_residual<ADD, T>(f, res_cache[k]);
+          }
 #pragma unroll
           for (int e = 0; e < W; ++e) ss = fmaf(f[e], f[e], ss);
         }
@@ -67,6 +97,7 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_vector(forward_para
       for (std::int64_t v = lane; v < vectors; v += RT) {
         float f[W];
         unpack<T>(load16(x + v * W), f);
+        if constexpr (ADD) add_residual<ADD, T>(f, load16(res + v * W));
 #pragma unroll
         for (int e = 0; e < W; ++e) ss = fmaf(f[e], f[e], ss);
       }
@@ -77,12 +108,16 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_vector(forward_para
     if (lane == 0) p.r[row * p.r_stride] = r;
 
     // pass 2: scale and store
-    auto emit = [&](std::int64_t v, const uint4& bits, const raw_vectors<G, W>& gamma) {
+    auto emit = [&](std::int64_t v, const uint4& bits, const uint4& res_bits, const raw_vectors<G, W>& gamma) {
       float f[W], g[W], o[W];
       unpack<T>(bits, f);
       unpack(gamma, g);
+      if constexpr (ADD) {
+        add_residual<ADD, T>(f, res_bits);
+        store16(res_out + v * W, pack<T>(f));
+      }
 #pragma unroll
-      for (int e = 0; e < W; ++e) o[e] = f[e] * r * g[e];
+      for (int e = 0; e < W; ++e) o[e] = f[e] * r * (g[e] + p.offset);
       store16(y + v * W, pack<T>(o));
     };
     if constexpr (MAXV > 0) {
@@ -90,16 +125,17 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_vector(forward_para
       for (int k = 0; k < MAXV; ++k) {
         const std::int64_t v = lane + std::int64_t(k) * RT;
         if (v >= vectors) continue;
-        if constexpr (keep_gamma) emit(v, cache[k], gammas[k]);
-        else emit(v, cache[k], load_vectors<G, W>(p.gamma + v * W));
+        if constexpr (keep_gamma) emit(v, cache[k], res_cache[ADD ? k : 0], gammas[k]);
+        else emit(v, cache[k], res_cache[ADD ? k : 0], load_vectors<G, W>(p.gamma + v * W));
       }
     } else {
-      for (std::int64_t v = lane; v < vectors; v += RT) emit(v, load16(x + v * W), load_vectors<G, W>(p.gamma + v * W));
+      for (std::int64_t v = lane; v < vectors; v += RT)
+        emit(v, load16(x + v * W), ADD ? load16(res + v * W) : uint4{}, load_vectors<G, W>(p.gamma + v * W));
     }
   }
 }
 
-template <class T, class G, int RT, int MAXE>
+template <class T, class G, int RT, int MAXE, int ADD = 0>
 __global__ void __launch_bounds__(block_threads<RT>) forward_strided(forward_params<T, G> p) {
   constexpr int ROWS = rows_per_block<RT>;
   __shared__ float warp_totals[ROWS][RT / warp_size];
@@ -111,9 +147,12 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_strided(forward_par
        row += std::int64_t(gridDim.x) * ROWS) {
     const T* x = p.x + row * p.x_row;
     T* y = p.y + row * p.y_row;
-    // element j of the row: x and gamma as fp32
+    const T* res = ADD ? p.res + row * p.res_row : nullptr;
+    T* res_out = ADD ? p.res_out + row * p.res_out_row : nullptr;
+    // element j of the row: x (h, with a residual add) and gamma as fp32
     auto load = [&](std::int64_t j, float& v, float& g) {
       v = to_float(x[j * p.x_col]);
+      if constexpr (ADD) v = add_residual<ADD>(v, res[j * p.res_col]);
       g = to_float(p.gamma[j * p.gamma_stride]);
     };
 
@@ -139,7 +178,10 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_strided(forward_par
     const float r = rsqrtf(ss / static_cast<float>(p.n) + p.epsilon);
     if (lane == 0) p.r[row * p.r_stride] = r;
 
-    auto emit = [&](std::int64_t j, float v, float g) { y[j * p.y_col] = from_float<T>(v * r * g); };
+    auto emit = [&](std::int64_t j, float v, float g) {
+      if constexpr (ADD) res_out[j * p.res_out_col] = from_float<T>(v);
+      y[j * p.y_col] = from_float<T>(v * r * (g + p.offset));
+    };
 #pragma unroll
     for (int k = 0; k < MAXE; ++k) {
       const std::int64_t j = lane + std::int64_t(k) * RT;

@@ -1,7 +1,7 @@
 // The shipped kernels against the exact oracle, on the backend named by
 // NORMCHECK_TEST_BACKEND: the document's worked numbers, odd and even sizes, every
 // dtype pair, strided and offset views, and one test per rejection rule. Every call runs in
-// the harness's guarded memory (harness/guarded.hpp: guard bands, stride-gap NaNs, poisoned
+// the harness's testbed (harness/arena.hpp: one arena, guard bands, stride-gap NaNs, poisoned
 // outputs, frozen inputs) and is judged by the oracles' comparator and tolerance table
 // (oracles/compare.hpp), so kernel_test and the properties share one memory rule and one verdict.
 #include <gtest/gtest.h>
@@ -15,7 +15,6 @@
 
 #include "normcheck/harness/execute.hpp"
 #include "normcheck/harness/failure.hpp"
-#include "normcheck/harness/guarded.hpp"
 #include "normcheck/kernel.hpp"
 #include "normcheck/oracles/compare.hpp"
 #include "normcheck/oracles/exact.hpp"
@@ -47,7 +46,7 @@ struct layout {
   harness::matrix_layout of(std::int64_t n) const { return {offset, (n - 1) * col_stride + 1 + row_pad, col_stride}; }
 };
 
-// one call through forward and backward, everything in the harness's guarded memory
+// one call through forward and backward, everything in the harness's arena (execute())
 struct run {
   std::int64_t m, n;
   dtypes types;
@@ -249,14 +248,17 @@ TEST(determinism, two_runs_give_bit_identical_outputs) {
 
 // ---- the contract: one test per rejection rule, nothing written ----
 
-// a valid 4 x 8 fp32 call pair in guarded memory (execute.hpp's case_buffers) and a guarded
-// workspace; each test breaks one argument
+// a valid 4 x 8 fp32 call pair in the testbed's arena (execute.hpp's case_arena) with a 64 KiB
+// workspace after the operands; each test breaks one argument
 // rows: 4 makes a backward of one launch without workspace; with 300 (past the one-launch
 // limit of rmsnorm_dispatch.cuh) it needs a partial table
 struct contract_case {
   explicit contract_case(std::int64_t rows = 4) : m(rows) {
-    b.workspace = ws.data();
-    b.workspace_bytes = std::size_t(1) << 16;
+    a.backward.workspace_needed = std::size_t(1) << 16;
+    a.memory.place_workspace(a.backward);
+    f = harness::forward_args(a.forward, a.memory);
+    b = harness::backward_args(a.backward, a.memory);
+    a.memory.upload();
   }
 
   std::int64_t m, n = 8;
@@ -268,15 +270,14 @@ struct contract_case {
     c.gamma.assign(std::size_t(n), harness::bits_of(NC_F32, 1.0));
     return c;
   }();
-  harness::case_buffers buffers{plugin(), valid};
-  harness::guarded_scratch ws{plugin(), std::size_t(1) << 16};
-  nc_forward_args f = buffers.forward_args();
-  nc_backward_args b = buffers.backward_args();
+  harness::case_arena a{plugin(), valid};
+  nc_forward_args f;
+  nc_backward_args b;
 
-  // rejected with a message holding `text`, and no byte of any operand, gap, guard band or
-  // the workspace changed
+  // rejected with a message holding `text`, and no byte of the arena (operands, gaps, guard
+  // bands, the workspace) changed
   void expect_rejected(bool backward, const std::string& text) {
-    buffers.freeze_all();
+    a.memory.upload();
     try {
       if (backward) plugin().backward(b);
       else plugin().forward(f);
@@ -285,21 +286,20 @@ struct contract_case {
     } catch (const contract_error& e) {
       EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << "message: " << e.what();
     }
-    const auto problem = buffers.check("rejected call");
-    EXPECT_FALSE(problem) << "a rejected call wrote: " << *problem;
-    const auto scratch = ws.check(true);
-    EXPECT_FALSE(scratch) << "a rejected call wrote: " << *scratch;
+    a.memory.download();
+    const auto problem = a.memory.check(backward ? a.backward : a.forward, false);
+    EXPECT_FALSE(problem) << *problem;
   }
 };
 
 TEST(contract, accepts_the_valid_base_call) {
   contract_case c;
-  EXPECT_NO_THROW(plugin().forward(c.f));
-  EXPECT_NO_THROW(plugin().backward(c.b));
-  plugin().synchronize();
   // every output element written, nothing else: inputs, gaps and guard bands as they were
-  const auto problem = c.buffers.check("valid call pair");
-  EXPECT_FALSE(problem) << *problem;
+  for (const harness::call_spec* call : {&c.a.forward, &c.a.backward}) {
+    EXPECT_EQ(harness::run_call(plugin(), *call, c.a.memory).result, harness::call_result::accepted);
+    const auto problem = c.a.memory.check(*call, true);
+    EXPECT_FALSE(problem) << *problem;
+  }
 }
 
 TEST(contract, rejects_an_unsupported_dtype) {
@@ -403,8 +403,9 @@ TEST(contract, accepts_null_row_operands_when_m_is_zero) {
   c.b.workspace_bytes = plugin().workspace_size(c.b);
   EXPECT_NO_THROW(plugin().backward(c.b));
   plugin().synchronize();
-  c.buffers.dgamma.download();
-  for (std::int64_t j = 0; j < c.n; ++j) EXPECT_EQ(value_of(NC_F32, c.buffers.dgamma.element(j)), 0.0) << "dgamma of no rows";
+  c.a.memory.download();
+  for (std::int64_t j = 0; j < c.n; ++j)
+    EXPECT_EQ(value_of(NC_F32, c.a.memory.get(c.a.backward, harness::op_dgamma, 0, j)), 0.0) << "dgamma of no rows";
 }
 
 TEST(contract, rejects_a_workspace_smaller_than_the_query) {

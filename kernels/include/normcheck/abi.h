@@ -1,13 +1,16 @@
-/* normcheck kernel plugin ABI, version 2 (version-1 plugins still load).
+/* normcheck kernel plugin ABI, version 3 (version-1 and version-2 plugins still load).
  *
  * A kernel under test is a shared library exporting one symbol:
  *
  *     const nc_plugin* normcheck_plugin(uint32_t abi_version);
  *
  * It returns NULL when it cannot serve that ABI version, else a table whose abi_version is
- * the version asked. The harness asks for NORMCHECK_ABI_VERSION (2) first, then for 1; a
- * version-1 table is the version-2 table without its last three fields. Everything the harness
- * needs goes through the returned function table: the calls, the workspace query,
+ * the version asked. The harness asks for NORMCHECK_ABI_VERSION (3) first, then for 2, then
+ * for 1; a version-1 table is the version-2 table without its last three fields. Version 3
+ * keeps the version-2 table and appends fields to the argument and capability structs (the
+ * operation, see "Variants"): a version-2 plugin reads only the prefix it knows, and the
+ * harness reads a plugin's version-3 capability fields only when it answered version 3.
+ * Everything the harness needs goes through the returned function table: the calls, the workspace query,
  * the memory of the plugin's device and the text of the last error. The harness
  * never links a kernel, so the shipped kernels, the seeded mutants and a user's own
  * kernel are all loaded and tested the same way.
@@ -52,6 +55,29 @@
  * dgamma bounds carry those roundings (where such an intermediate can overflow x's dtype, the
  * row's dx or the dgamma column is outside the domain and not judged). A plugin that declares
  * nothing is held to the strict bound.
+ *
+ * Variants (version 3). A call carries an operation (nc_operation, args->op); the zero
+ * operation is the plain one above. A plugin declares the operations it serves
+ * (nc_capabilities.operations); a call with any other operation may be answered
+ * NC_ERR_UNSUPPORTED.
+ *   - Residual add (op.residual != NC_RESIDUAL_NONE): h = x + residual, summed in fp32;
+ *     residual_out[i,j] = h rounded to x's dtype (written on every call; with op.in_place the
+ *     residual_out operand is the residual operand itself, same data, offset and strides, and
+ *     nothing else may share its bytes); y and r are the plain formulas applied to
+ *         NC_RESIDUAL_ROUNDED  h rounded to x's dtype (vLLM's fused_add_rms_norm), or
+ *         NC_RESIDUAL_FP32     the fp32 sum itself (FlashInfer's fused_add_rmsnorm).
+ *     The backward of a residual operation takes x = the residual_out its forward wrote (the
+ *     stored h) and residual_grad, the gradient reaching residual_out along the residual
+ *     stream (x's dtype, M x N), and writes dx = d(loss)/dh = the plain dx + residual_grad,
+ *     summed in fp32 and rounded once: that one tensor is the gradient of both x and residual.
+ *     The fp32 sum of NC_RESIDUAL_FP32 is not stored, so no backward can differentiate at it:
+ *     its backward is the same call (the gradient at the stored h), and the harness judges
+ *     the backward of residual operations under NC_RESIDUAL_ROUNDED.
+ *   - Weight offset (op.weight_offset, finite; 0 is the plain operator, 1 is Gemma's): gamma is
+ *     replaced by g[j] = weight_offset + gamma[j] formed in fp32 (one fp32 rounding) in y and in
+ *     u = dy*g; dgamma stays sum_i dy*x*r (the offset has no gradient).
+ * Shape rules (version 3): nc_capabilities.n_multiple > 1 says the plugin serves only N a
+ * multiple of it (llm.c's 16-byte loads without a tail); the harness draws every N inside it.
  *
  * Errors. A call returns NC_OK or a status; on any status other than NC_OK the
  * plugin's last_error() names the argument, its value and the rule broken. A call
@@ -98,7 +124,7 @@
 extern "C" {
 #endif
 
-#define NORMCHECK_ABI_VERSION 2u
+#define NORMCHECK_ABI_VERSION 3u
 
 /* each enum spans 32 bits (the _MAX_ENUM entries), so any value a caller passes is a
  * value of the type and a plugin can reject it instead of meeting undefined behaviour */
@@ -128,6 +154,21 @@ typedef struct nc_vector {
   int64_t stride;
 } nc_vector;
 
+/* the residual add of a variant (abi.h "Variants") */
+typedef enum nc_residual {
+  NC_RESIDUAL_NONE = 0,    /* no residual operand: the plain operator */
+  NC_RESIDUAL_ROUNDED = 1, /* h = x + residual rounded to x's dtype, then normalized (vLLM) */
+  NC_RESIDUAL_FP32 = 2,    /* the fp32 sum normalized, its rounding stored (FlashInfer) */
+  NC_RESIDUAL_MAX_ENUM = 0x7fffffff
+} nc_residual;
+
+/* the operation of a call (version 3); all zero: the plain operator */
+typedef struct nc_operation {
+  nc_residual residual;
+  uint32_t in_place;   /* 1: residual_out is the residual operand itself (residual != NONE) */
+  float weight_offset; /* y = x*r*(weight_offset + gamma), the sum formed in fp32; finite */
+} nc_operation;
+
 typedef struct nc_forward_args {
   int64_t m, n;
   float epsilon;   /* finite, >= 0 */
@@ -136,6 +177,10 @@ typedef struct nc_forward_args {
   nc_matrix y;     /* output, x's dtype */
   nc_vector r;     /* output, fp32, M entries */
   void* stream;    /* cudaStream_t for a GPU plugin; NULL: the default stream */
+  /* version 3 */
+  nc_operation op;
+  nc_matrix residual;     /* input, x's dtype, M x N (op.residual != NONE) */
+  nc_matrix residual_out; /* output, x's dtype, M x N: h; with op.in_place the residual operand */
 } nc_forward_args;
 
 typedef struct nc_backward_args {
@@ -149,6 +194,9 @@ typedef struct nc_backward_args {
   void* workspace;  /* at least workspace_size() bytes of plugin memory; may be NULL if that is 0 */
   size_t workspace_bytes;
   void* stream;
+  /* version 3: x is the forward's residual_out for a residual operation */
+  nc_operation op;
+  nc_matrix residual_grad; /* input, x's dtype, M x N (op.residual != NONE): added to dx */
 } nc_backward_args;
 
 typedef enum nc_copy_kind {
@@ -205,6 +253,10 @@ typedef struct nc_capabilities {
   const float* epsilons;  /* epsilon_count values (e.g. a kernel with 1e-5 built in) */
   int64_t max_n;          /* the longest row it serves; 0: no limit */
   int64_t max_elements;   /* the largest M*N it serves; 0: no limit */
+  /* version 3 */
+  uint32_t operation_count;       /* 0: the plain operation only */
+  const nc_operation* operations; /* the operations it serves (the plain one only if listed) */
+  int64_t n_multiple;             /* 0 or 1: any N; k > 1: N a multiple of k only */
 } nc_capabilities;
 
 typedef struct nc_plugin {

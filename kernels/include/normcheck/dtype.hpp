@@ -2,10 +2,10 @@
 // contract checker, the harness, the fuzzers, the tests, the benchmark) says about an nc_dtype,
 // written once. Header-only, so a plugin, a fuzz target or a test uses it without linking.
 //
-//   dtype    bytes  name    16-byte vector  gap NaN (quiet)  poison NaN (signalling)
-//   NC_F32   4      "fp32"  4 elements      0x7fd5a5a5       0x7fa5a5a5
-//   NC_F16   2      "fp16"  8 elements      0x7e5a           0x7d5a
-//   NC_BF16  2      "bf16"  8 elements      0x7fda           0x7f85
+//   dtype    bytes  name    16-byte vector  poison NaN (signalling)
+//   NC_F32   4      "fp32"  4 elements      0x7fa5a5a5
+//   NC_F16   2      "fp16"  8 elements      0x7d5a
+//   NC_BF16  2      "bf16"  8 elements      0x7f85
 //
 // Any other value of nc_dtype (the enum spans 32 bits) is invalid: size_of gives 0, dtype_name
 // "unknown", and the contract rejects it.
@@ -57,16 +57,6 @@ constexpr std::optional<nc_dtype> parse_dtype(std::string_view name) {
 /// for the element type); 0 for an invalid dtype
 constexpr std::int64_t vector_width_of(nc_dtype type) {
   return size_of(type) == 0 ? 0 : 16 / std::int64_t(size_of(type));
-}
-
-/// a quiet NaN with a payload of its own: the filler of an input's gaps and guard bands (a
-/// kernel that reads one turns its row into NaN, which the comparisons see)
-constexpr std::uint32_t gap_nan(nc_dtype type) {
-  switch (type) {
-    case NC_F16: return 0x7e5au;
-    case NC_BF16: return 0x7fdau;
-    default: return 0x7fd5a5a5u;
-  }
 }
 
 /// a signalling NaN (the quiet bit, the top mantissa bit, clear; the payload nonzero): an

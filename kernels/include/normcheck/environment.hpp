@@ -33,6 +33,8 @@ inline constexpr environment_variable environment_variables[] = {
     {"NORMCHECK_CASE_DIR", "the folder failing cases are written to (--case-dir wins)", "reports/cases"},
     {"NORMCHECK_EPSILON", "every case's epsilon, as --epsilon sets it (a kernel with one built in; the fuzz targets too)",
      "the properties' own mix"},
+    {"NORMCHECK_VARIANT", "every case's variant, as --variant NAME sets it (normcheck variants lists them)",
+     "every operation the kernel declares"},
     {"NORMCHECK_CALL_TIMEOUT", "seconds one plugin call may take in the worker before it is a hang", "60"},
     {"NORMCHECK_ISOLATION", "off: kernel calls run in the harness process (for a debugger)", "on"},
     {"NORMCHECK_PLUGIN_DIR", "the folder of the shipped plugins", "../lib beside the program"},

@@ -35,8 +35,18 @@ struct capabilities {
   std::vector<float> epsilons;               ///< empty: any finite epsilon >= 0
   std::int64_t max_n = 0;                    ///< 0: no limit
   std::int64_t max_elements = 0;             ///< M·N; 0: no limit
+  /// the operations it serves (abi.h "Variants"), never empty: a version-1 or -2 plugin, and a
+  /// version-3 one that lists none, serves the plain operation only
+  std::vector<nc_operation> operations = {nc_operation{}};
+  /// what the kernel declares, whatever a campaign narrowed operations to (--variant): the
+  /// operations a variant's cases may be compared with
+  std::vector<nc_operation> declared_operations = {nc_operation{}};
+  std::int64_t n_multiple = 1;               ///< N must be a multiple of this
 
   bool serves(nc_dtype x, nc_dtype gamma) const;
+  bool serves(const nc_operation& op) const;
+  bool serves_plain() const { return serves(nc_operation{}); }
+  bool takes_n(std::int64_t n) const { return n % n_multiple == 0; }
   bool serves_layouts(std::uint32_t layout_bits) const { return (layouts & layout_bits) == layout_bits; }
   bool backward() const { return (flags & NC_FORWARD_ONLY) == 0; }
   bool writes_r() const { return (flags & NC_NO_R) == 0; }
@@ -94,7 +104,7 @@ class kernel {
   /// the plugin's name and backend strings, as loaded (a NULL one reads "(unnamed)")
   const std::string& name() const { return name_; }
   const std::string& backend() const { return backend_; }
-  /// the ABI version the plugin serves (1 or 2)
+  /// the ABI version the plugin serves (1, 2 or 3)
   std::uint32_t abi_version() const { return version_; }
   const nc::capabilities& capabilities() const { return caps_; }
   bool device_memory() const { return (table_->capabilities & NC_CAP_DEVICE_MEMORY) != 0; }

@@ -36,6 +36,10 @@ struct campaign_options {
   /// when set, every case has this ε (--epsilon: a kernel with ε built in); it must be one the
   /// kernel declares (check with domain_of)
   std::optional<float> epsilon;
+  /// when set, every case's operation is of this variant (--variant NAME, normcheck/variant.hpp):
+  /// the kernel must declare one (check with domain_of); properties of the plain operator only
+  /// are then not exercised
+  std::string variant;
   /// seconds of shrinking after a property's first failure (NORMCHECK_SHRINK_SECONDS; 0: no
   /// limit); then the smallest failing case found so far is the counterexample
   double shrink_seconds = 30;
@@ -106,6 +110,8 @@ double case_scale_from_environment();
 /// NORMCHECK_EPSILON if set (--epsilon wins); throws std::invalid_argument for a value that is
 /// not a finite number >= 0
 std::optional<float> epsilon_from_environment();
+/// NORMCHECK_VARIANT, or "" when unset (std::invalid_argument for a name that is no variant)
+std::string variant_from_environment();
 /// NORMCHECK_SEED if set, else a fresh random seed
 std::uint64_t seed_from_environment();
 

@@ -11,6 +11,7 @@
 #include "normcheck/abi.h"
 #include "normcheck/dtype.hpp"
 #include "normcheck/oracles/dtype.hpp"
+#include "normcheck/variant.hpp"
 
 namespace nc::harness {
 
@@ -30,10 +31,12 @@ struct vector_layout {
   bool operator==(const vector_layout&) const = default;
 };
 
-/// the layout of every operand of a call pair
+/// the layout of every operand of a call pair (the residual operands: of a residual add only;
+/// residual_out is residual's own layout when the operation is in place)
 struct operand_layouts {
   matrix_layout x, y, dy, dx;
   vector_layout gamma, r, dgamma;
+  matrix_layout residual, residual_out, residual_grad;
   bool operator==(const operand_layouts&) const = default;
 };
 
@@ -44,15 +47,23 @@ operand_layouts contiguous_layouts(std::int64_t n);
 std::int64_t extent(const matrix_layout& layout, std::int64_t m, std::int64_t n);
 std::int64_t extent(const vector_layout& layout, std::int64_t count);
 
+/// whether an operation adds a residual (and so has the residual operands)
+inline bool adds_residual(const nc_operation& op) { return op.residual != NC_RESIDUAL_NONE; }
+
 struct norm_case {
   std::int64_t m = 0;
   std::int64_t n = 1;
   nc_dtype x_dtype = NC_F32;      ///< x, y, dy, dx
   nc_dtype gamma_dtype = NC_F32;  ///< gamma, dgamma
   float epsilon = 1e-6f;
+  /// the operation (abi.h "Variants"); all zero: the plain operator
+  nc_operation op{};
   operand_layouts layout;
   /// bit patterns (the low 16 bits for fp16/bf16): x and dy row-major M×N, gamma N entries
   std::vector<std::uint32_t> x, gamma, dy;
+  /// a residual add's operands (else empty), M×N in x's dtype: the residual added to x in the
+  /// forward, and the gradient reaching residual_out along the residual stream in the backward
+  std::vector<std::uint32_t> residual, residual_grad;
   /// a second upstream gradient, for properties that compare two backward calls (else empty)
   std::vector<std::uint32_t> dy2;
   /// a property's own parameters (a row index, a permutation, a scaling exponent, ...)

@@ -1,6 +1,6 @@
-// Running a case on a kernel plugin: every operand in a guarded buffer (guarded.hpp), the
-// forward, then (if asked) the backward on the r the forward wrote; after each call every
-// buffer is checked, and any violation is a property_failure.
+// Running a case on a kernel plugin: every operand in the testbed's arena (arena.hpp), the
+// forward, then (if asked) the backward on the r the forward wrote; after each call the whole
+// arena is checked, and any violation is a property_failure.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "normcheck/harness/case.hpp"
-#include "normcheck/harness/guarded.hpp"
+#include "normcheck/harness/arena.hpp"
 #include "normcheck/kernel.hpp"
 
 namespace nc::harness {
@@ -18,6 +18,8 @@ namespace nc::harness {
 /// values, dgamma N values in gamma's dtype; and the code path of each call
 struct outputs {
   std::vector<std::uint32_t> y, r, dx, dgamma;
+  /// a residual add's h as the forward stored it (M×N in x's dtype; else empty)
+  std::vector<std::uint32_t> residual_out;
   std::string forward_path, backward_path;
   /// the workspace the backward asked for (0 when only the forward ran)
   std::size_t workspace_bytes = 0;
@@ -39,40 +41,22 @@ std::string declared_context(const kernel& k, const norm_case& c);
 /// what of a case lies outside these capabilities ("" if nothing): execute() refuses such a case
 std::string outside_capabilities(const capabilities& caps, const norm_case& c);
 
-/// The guarded buffers of a case and the calls over them, for properties that build a call
-/// themselves (the contract property breaks one argument of a valid call). Like the fuzz
-/// arena, a call's operands share one allocation of plugin memory, each between its own guard
-/// bands, so a kernel that writes past an operand lands in a guard band of the same block.
-class case_buffers {
- private:
-  /// the one allocation every buffer lies in; declared first, so it outlives them
-  struct block {
-    const kernel& k;
-    void* base;
-    ~block() { k.release(base); }
-  };
-  std::vector<std::size_t> at_;  // each buffer's byte position in the block
-  block block_;
-  void* placed(int buffer) const { return static_cast<char*>(block_.base) + at_[std::size_t(buffer)]; }
+/// A case in an arena, for properties that build a call themselves (the contract property
+/// breaks one argument of a valid call): x, gamma and dy hold the case's values and y, r, dx,
+/// dgamma the poison; each operand starts on a 256-byte boundary (as a cudaMalloc of its own)
+/// and lies at the case's offset and strides. The two calls share every position.
+struct case_arena {
+  case_arena(const kernel& k, const norm_case& c);
+  case_arena(const case_arena&) = delete;
+  case_arena& operator=(const case_arena&) = delete;
 
- public:
-  case_buffers(const kernel& k, const norm_case& c);
-  case_buffers(const case_buffers&) = delete;
-  case_buffers& operator=(const case_buffers&) = delete;
+  call_spec forward, backward;  ///< forward.writes_r: the kernel writes r (else r.data is NULL)
+  arena memory;
 
-  guarded_buffer x, gamma, dy, y, r, dx, dgamma;
-
-  nc_forward_args forward_args() const;
-  /// without a workspace
-  nc_backward_args backward_args() const;
-
-  /// every buffer must stay as it is now (as uploaded, or as last downloaded)
-  void freeze_all();
-  /// downloads every buffer; the first violation (guarded_buffer::check), naming the call
-  std::optional<std::string> check(const char* call);
-
- private:
-  const norm_case& case_;
+  /// asks the kernel's workspace_size for the backward and places what it asks for (exact,
+  /// after the operands; the arena grows, so the pointers change and it is asked again: an
+  /// answer that keeps changing is a property_failure); the bytes
+  std::size_t place_workspace(const kernel& k);
 };
 
 /// a case's operand values as typed contiguous memory (x, dy: M×N row-major; gamma: N),

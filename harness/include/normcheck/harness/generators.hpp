@@ -88,6 +88,12 @@ struct case_profile {
   value_mix x, dy, gamma;
   /// (weight, ε) pairs; the first is where ε shrinks to
   std::vector<std::pair<int, float>> epsilons;
+  /// the operation (abi.h "Variants"): false, the plain one; true, any the kernel declares
+  /// (gen_operation), shrinking toward the plain one
+  bool variants = false;
+  /// the cases run the backward too: a residual add only under the rounded contract (the fp32
+  /// sum is stored nowhere, so no backward can differentiate at it)
+  bool backward = false;
 
   /// the differential mix: every value kind but the non-finite one, every ε
   static case_profile differential();
@@ -126,17 +132,33 @@ rc::Gen<std::pair<nc_dtype, nc_dtype>> gen_served_pair(std::uint32_t among);
 /// the generator of cases for a profile, inside drawing_domain()
 rc::Gen<norm_case> gen_case(const case_profile& profile);
 
+/// the operations a profile draws among: drawing_domain()'s (the plain one first, where the
+/// shrinking goes), only the plain one for a profile without variants, only those whose
+/// backward is judged for a backward profile; empty when the kernel declares none of them
+std::vector<nc_operation> drawable_operations(const case_profile& profile);
+/// an operation of drawable_operations(profile) (the plain one when there is none: a property
+/// whose `needs` reads the same list does not run then)
+rc::Gen<nc_operation> gen_operation(const case_profile& profile);
+/// a residual add's operands for a case whose operation has one (residual: x's value mix,
+/// residual_grad: dy's; their layouts x's, y's (residual's in place) and dy's); clears them
+/// for any other
+void draw_residual(norm_case& c, const case_profile& profile);
+
 /// values of one operand: rows × cols bit patterns of a dtype, each row of a kind of the mix
 rc::Gen<std::vector<std::uint32_t>> gen_values(nc_dtype type, std::int64_t rows, std::int64_t cols,
                                                const value_mix& mix);
 
 /// a column count for x's dtype, at most max_n: a listed size (interesting_columns) or
-/// uniform; shrinks toward smaller counts with the same residue modulo 8
+/// uniform; shrinks toward smaller counts with the same residue modulo 8. Inside
+/// drawing_domain()'s N multiple (gen_columns, gen_long_columns: what every generator draws
+/// N with), or whatever the count (gen_any_*)
 rc::Gen<std::int64_t> gen_columns(nc_dtype x_dtype, std::int64_t max_n);
+rc::Gen<std::int64_t> gen_any_columns(nc_dtype x_dtype, std::int64_t max_n);
 /// a long row for x's dtype: in (4096, max_n], at or one vector past the vector counts where the
 /// shipped kernel's long-row paths switch, or a uniform multiple of the vector width; shrinks
 /// like gen_columns
 rc::Gen<std::int64_t> gen_long_columns(nc_dtype x_dtype, std::int64_t max_n);
+rc::Gen<std::int64_t> gen_any_long_columns(nc_dtype x_dtype, std::int64_t max_n);
 
 /// an index in [0, weights.size()) drawn by weight, shrinking toward 0
 rc::Gen<std::size_t> gen_weighted_index(std::vector<int> weights);

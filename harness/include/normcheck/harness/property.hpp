@@ -66,6 +66,9 @@ struct property {
   /// when > 0, no run takes fewer cases than this, whatever --cases or the scale ask (cheap
   /// cases, each of which draws one of many classes that must all occur: the contract rules)
   int min_cases = 0;
+  /// the property draws any operation the kernel declares (abi.h "Variants"); else the plain
+  /// one only, and it is not exercised where the drawing domain has no plain operation
+  bool variants = false;
 };
 
 /// every property, in the order a campaign runs them

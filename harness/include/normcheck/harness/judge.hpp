@@ -1,0 +1,28 @@
+// The exact oracle on a case: one place that turns a norm_case (its operation, dtypes and
+// values) and the kernel's declared semantics into the oracle's problems (oracles/exact.hpp,
+// oracles/variant.hpp), for every property that judges a kernel's outputs.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "normcheck/harness/case.hpp"
+#include "normcheck/kernel.hpp"
+#include "normcheck/oracles/exact.hpp"
+#include "normcheck/oracles/variant.hpp"
+
+namespace nc::harness {
+
+/// the exact forward of the case's operation: y, r and their bounds for the normalized h (x
+/// itself for the plain operator), and residual_out for a residual add. The kernel's declared
+/// forward semantics (NC_ROUNDS_NORMALIZED) widen the y bound; a kernel that declares nothing
+/// is held to the strict one
+oracle::variant_forward_result exact_variant_forward_of(const norm_case& c, const capabilities& caps);
+oracle::forward_result exact_forward_of(const norm_case& c, const capabilities& caps);
+
+/// the exact backward for an upstream gradient dy: of a residual add at the h its forward
+/// stored, with the residual stream's gradient added to dx; NC_ROUNDS_GRADIENTS widens the bounds
+oracle::backward_result exact_backward_of(const norm_case& c, const std::vector<std::uint32_t>& dy_bits,
+                                          const capabilities& caps);
+
+}  // namespace nc::harness

@@ -1,0 +1,413 @@
+#include "normcheck/harness/arena.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <sstream>
+#include <utility>
+
+namespace nc::harness {
+
+namespace {
+
+using wide = __int128;
+
+// a product of two 64-bit values fits in 128 bits, a sum of three of them may not: anything
+// past 2^100 is just "too large" for every use here
+wide clamped(wide v) {
+  constexpr wide limit = wide(1) << 100;
+  return v > limit ? limit : v < -limit ? -limit : v;
+}
+
+std::int64_t align_up(std::int64_t v, std::int64_t to) { return (v + to - 1) / to * to; }
+
+// the index range an operand's elements span, counted from its data pointer
+struct index_range {
+  wide count = 0;  // elements
+  wide first = 0, last = -1;
+};
+
+index_range range_of(const call_spec& c, int k) {
+  const operand& o = c.ops[std::size_t(k)];
+  index_range r;
+  const wide rows = std::max<std::int64_t>(c.rows(k), 0), cols = std::max<std::int64_t>(c.cols(k), 0);
+  r.count = rows * cols;
+  if (r.count == 0) return r;
+  const wide rs = rows > 1 ? o.row_stride : 0, cs = cols > 1 ? o.col_stride : 0;
+  const wide a = clamped((rows - 1) * rs), b = clamped((cols - 1) * cs);
+  r.first = o.offset + std::min<wide>(a, 0) + std::min<wide>(b, 0);
+  r.last = o.offset + std::max<wide>(a, 0) + std::max<wide>(b, 0);
+  return r;
+}
+
+}  // namespace
+
+std::string dtype_text(nc_dtype type) {
+  return nc::valid_dtype(type) ? nc::dtype_name(type) : "code " + std::to_string(int(type));
+}
+
+// ---- call_spec --------------------------------------------------------------------------
+
+bool call_spec::uses(int k) const {
+  if (k == op_x || k == op_gamma) return true;
+  if (k == op_r) return backward || writes_r;
+  if (k >= op_residual) return adds_residual(op) && (backward ? k == op_residual_grad : k != op_residual_grad);
+  return backward ? (k == op_dy || k == op_dx || k == op_dgamma) : k == op_y;
+}
+
+bool call_spec::writes(int k) const {
+  if (k >= op_residual) return !backward && k == op_residual_out && adds_residual(op);
+  return backward ? (k == op_dx || k == op_dgamma) : (k == op_y || (k == op_r && writes_r));
+}
+
+// an operand with a dimension ≤ 0 has no elements: both its counts are 0
+std::int64_t call_spec::rows(int k) const {
+  const std::int64_t r = is_matrix(k) ? m : 1, c = is_matrix(k) ? n : k == op_r ? m : n;
+  return r <= 0 || c <= 0 ? 0 : r;
+}
+std::int64_t call_spec::cols(int k) const {
+  const std::int64_t r = is_matrix(k) ? m : 1, c = is_matrix(k) ? n : k == op_r ? m : n;
+  return r <= 0 || c <= 0 ? 0 : c;
+}
+
+std::int64_t call_spec::index(int k, std::int64_t i, std::int64_t j) const {
+  const operand& o = ops[std::size_t(k)];
+  return o.offset + (is_matrix(k) ? i * o.row_stride : 0) + j * o.col_stride;
+}
+
+byte_span span_of(const call_spec& c, int k) {
+  const operand& o = c.ops[std::size_t(k)];
+  const index_range r = range_of(c, k);
+  if (!o.fits || r.count == 0) return {};
+  const std::int64_t size = std::int64_t(element_bytes(o.dtype));
+  return {o.base + std::int64_t(r.first) * size, o.base + std::int64_t(r.last + 1) * size};
+}
+
+// ---- arena ------------------------------------------------------------------------------
+
+arena::~arena() {
+  if (device_) kernel_.release(device_);
+}
+
+void arena::reserve(std::int64_t region) {
+  if (device_) kernel_.free(device_);
+  device_ = nullptr;
+  region_ = region;
+  const std::size_t total = std::size_t(region + 2 * guard_bytes);
+  device_ = kernel_.alloc(total);
+  // a region that grows keeps what its image holds: the bytes past the old region (its back
+  // guard band, the new room) are background, as everything not an element is
+  image_.resize(total, background);
+  std::fill(image_.end() - guard_bytes, image_.end(), background);
+}
+
+void arena::place_operands(call_spec& c) {
+  std::int64_t cursor = 0, end = 0;
+  for (int k = 0; k < all_operands; ++k) {
+    operand& o = c.ops[std::size_t(k)];
+    if (!c.present(k)) {  // an operand the operation does not have takes no room
+      o.fits = false;
+      continue;
+    }
+    const std::int64_t size = std::int64_t(element_bytes(o.dtype));
+    const bool alias = o.alias_target >= 0 && o.alias_target < k;
+    if (alias) {
+      const operand& t = c.ops[std::size_t(o.alias_target)];
+      const std::int64_t base = std::max<std::int64_t>(0, t.base + o.alias_delta * size);
+      o.base = base - base % std::max(size, c.alias_align);
+    } else {
+      cursor = align_up(cursor + 64, c.base_align);
+      o.base = cursor + std::int64_t(o.base_shift) * size;
+    }
+    const index_range r = range_of(c, k);
+    const wide last_byte = wide(o.base) + (r.last + 1) * size;
+    o.fits = !o.null && r.count <= limits_.operand_elements && r.first >= 0 && last_byte <= limits_.region_bytes;
+    const std::int64_t stop = o.fits && r.count > 0 ? std::int64_t(last_byte) : o.base;
+    end = std::max(end, stop);
+    if (!alias) cursor = std::max(cursor, stop);
+  }
+  reserve(align_up(end, 16) + 64);
+}
+
+bool arena::place_workspace(call_spec& c) {
+  if (!c.backward) return false;
+  const std::size_t need = c.workspace_needed, param = c.workspace_param;
+  std::int64_t base = region_;  // the region ends with a 64-byte gap: the workspace goes after it
+  std::size_t bytes = need;
+  c.workspace_null = false;
+  switch (c.workspace) {
+    case workspace_mode::exact: break;
+    case workspace_mode::short_by: bytes = need > param + 1 ? need - (param + 1) : 0; break;
+    case workspace_mode::null: c.workspace_null = true; break;
+    case workspace_mode::misaligned: base += std::int64_t(param % 15 + 1); break;
+    case workspace_mode::larger: bytes = need + param; break;
+    case workspace_mode::none: c.workspace_null = true; bytes = 0; break;
+    case workspace_mode::aliased: {
+      const operand& t = c.ops[param % operand_count];
+      const std::int64_t first = t.base + std::max<std::int64_t>(0, std::min<std::int64_t>(t.offset, region_)) *
+                                              std::int64_t(element_bytes(t.dtype));
+      base = std::min(first, region_) / 16 * 16;
+      break;
+    }
+    default: bytes = param; break;  // claimed
+  }
+  c.workspace_base = base;
+  c.workspace_bytes = bytes;
+  c.workspace_fits = true;
+  const std::int64_t footprint = std::int64_t(std::min<std::size_t>(bytes, std::size_t(limits_.region_bytes) + 1));
+  const std::int64_t end = c.workspace_null ? region_ : align_up(base + footprint, 16) + 64;
+  if (end <= region_) return false;
+  if (end > limits_.region_bytes) {
+    c.workspace_fits = false;
+    return false;
+  }
+  reserve(end);
+  return true;
+}
+
+void arena::set(const call_spec& c, int k, std::int64_t i, std::int64_t j, std::uint32_t bits) {
+  const operand& o = c.ops[std::size_t(k)];
+  const std::size_t size = element_bytes(o.dtype);
+  std::memcpy(host(o.base + c.index(k, i, j) * std::int64_t(size)), &bits, size);
+}
+
+std::uint32_t arena::get(const call_spec& c, int k, std::int64_t i, std::int64_t j) const {
+  const operand& o = c.ops[std::size_t(k)];
+  const std::size_t size = element_bytes(o.dtype);
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, host(o.base + c.index(k, i, j) * std::int64_t(size)), size);
+  return bits;
+}
+
+void arena::fill(const call_spec& c, int k, std::uint32_t bits) {
+  if (!c.ops[std::size_t(k)].fits) return;
+  const std::size_t size = element_bytes(c.ops[std::size_t(k)].dtype);
+  each(c, k, [&](std::uint8_t* p) { std::memcpy(p, &bits, size); });
+}
+
+std::vector<std::uint32_t> arena::elements(const call_spec& c, int k) const {
+  std::vector<std::uint32_t> bits;
+  bits.reserve(std::size_t(c.rows(k) * c.cols(k)));
+  for (std::int64_t i = 0; i < c.rows(k); ++i)
+    for (std::int64_t j = 0; j < c.cols(k); ++j) bits.push_back(get(c, k, i, j));
+  return bits;
+}
+
+void arena::upload() {
+  kernel_.upload(device_, image_.data(), image_.size());
+  before_ = image_;
+}
+
+void arena::download() { kernel_.download(image_.data(), device_, image_.size()); }
+
+std::string arena::where(const call_spec& c, std::int64_t p) const {
+  if (p < 0) return "the guard band before the arena (" + std::to_string(-p) + " byte(s) before it)";
+  if (p >= region_) return "the guard band after the arena (byte " + std::to_string(p - region_) + " of it)";
+  const auto role = [&](int k) {
+    return std::string(c.uses(k) ? (c.writes(k) ? "output " : "input ") : "") + c.ops[std::size_t(k)].name;
+  };
+  const auto aside = [&](int k) {
+    return c.uses(k) ? std::string() : std::string(" (not an operand of the ") + (c.backward ? "backward" : "forward") + ")";
+  };
+  for (int k = 0; k < all_operands; ++k) {
+    const operand& o = c.ops[std::size_t(k)];
+    const std::int64_t size = std::int64_t(element_bytes(o.dtype));
+    if (!o.fits) continue;
+    const index_range r = range_of(c, k);
+    if (r.count == 0 || p < o.base + r.first * size || p >= o.base + (r.last + 1) * size) continue;
+    const std::int64_t slot = (p - o.base) / size;
+    for (std::int64_t i = 0; i < c.rows(k); ++i)
+      for (std::int64_t j = 0; j < c.cols(k); ++j)
+        if (c.index(k, i, j) == slot)
+          return role(k) + (o.matrix ? " element (" + std::to_string(i) + ", " + std::to_string(j) + ")"
+                                     : " element " + std::to_string(j)) + aside(k);
+    return "a stride gap of " + role(k) + " (slot " + std::to_string(slot) + ")" + aside(k);
+  }
+  const std::int64_t reach = std::int64_t(std::min<std::size_t>(std::max(c.workspace_bytes, c.workspace_needed),
+                                                                 std::size_t(limits_.region_bytes)));
+  if (c.backward && !c.workspace_null && p >= c.workspace_base && p < c.workspace_base + reach) {
+    const std::int64_t at = p - c.workspace_base;
+    return "workspace byte " + std::to_string(at) +
+           (at >= std::int64_t(c.workspace_bytes) ? " (past the " + std::to_string(c.workspace_bytes) +
+                                                         " bytes the call gave; workspace_size asked for " +
+                                                         std::to_string(c.workspace_needed) + ")"
+                                                   : "");
+  }
+  // a gap between operands: named by the nearest operand on either side
+  int before = -1, after = -1;
+  std::int64_t before_end = 0, after_start = 0;
+  for (int k = 0; k < all_operands; ++k) {
+    const byte_span s = span_of(c, k);
+    if (s.first == s.last) continue;
+    if (s.last <= p && (before < 0 || s.last > before_end)) before = k, before_end = s.last;
+    if (s.first > p && (after < 0 || s.first < after_start)) after = k, after_start = s.first;
+  }
+  if (after >= 0 && (before < 0 || after_start - p <= p - before_end + 1))
+    return "a gap: " + std::to_string(after_start - p) + " byte(s) before the first element of " + role(after) +
+           aside(after);
+  if (before >= 0)
+    return "a gap: " + std::to_string(p - before_end + 1) + " byte(s) past the last element of " + role(before) +
+           aside(before);
+  return "a gap of the arena (region byte " + std::to_string(p) + ")";
+}
+
+std::optional<std::string> arena::check(const call_spec& c, bool accepted) const {
+  // the byte ranges of the image the call may change, merged; everything else must be as before
+  std::vector<std::pair<std::int64_t, std::int64_t>> free;
+  if (accepted) {
+    for (int k = 0; k < all_operands; ++k) {
+      if (!c.uses(k) || !c.writes(k) || !c.ops[std::size_t(k)].fits) continue;
+      const std::int64_t size = std::int64_t(element_bytes(c.ops[std::size_t(k)].dtype));
+      const std::int64_t base = guard_bytes + c.ops[std::size_t(k)].base;
+      for (std::int64_t i = 0; i < c.rows(k); ++i)
+        for (std::int64_t j = 0; j < c.cols(k); ++j) {
+          const std::int64_t p = base + c.index(k, i, j) * size;
+          if (!free.empty() && free.back().second == p) free.back().second = p + size;
+          else free.emplace_back(p, p + size);
+        }
+    }
+    if (c.backward && !c.workspace_null) {
+      const std::int64_t first = std::clamp<std::int64_t>(guard_bytes + c.workspace_base, 0, std::int64_t(image_.size()));
+      free.emplace_back(first, first + std::int64_t(std::min<std::size_t>(c.workspace_bytes, image_.size() - std::size_t(first))));
+    }
+    std::sort(free.begin(), free.end());
+  }
+  std::int64_t changed = 0, first = -1;
+  auto scan = [&](std::int64_t from, std::int64_t to) {
+    if (from >= to || std::memcmp(image_.data() + from, before_.data() + from, std::size_t(to - from)) == 0) return;
+    for (std::int64_t p = from; p < to; ++p)
+      if (image_[std::size_t(p)] != before_[std::size_t(p)] && changed++ == 0) first = p;
+  };
+  std::int64_t at = 0;
+  for (const auto& [lo, hi] : free) {
+    scan(at, lo);
+    at = std::max(at, hi);
+  }
+  scan(at, std::int64_t(image_.size()));
+  std::ostringstream out;
+  if (changed > 0) {
+    const std::int64_t p = first - guard_bytes;
+    out << (accepted ? "" : "a rejected call ") << "changed " << changed << " byte(s) it must not write; the first is "
+        << where(c, p) << ": 0x" << std::hex << int(before_[std::size_t(first)]) << " -> 0x"
+        << int(image_[std::size_t(first)]) << std::dec;
+    return out.str();
+  }
+  if (!accepted) return std::nullopt;
+  for (int k = 0; k < all_operands; ++k) {
+    if (!c.uses(k) || !c.writes(k) || !c.ops[std::size_t(k)].fits) continue;
+    const std::uint32_t p = poison_nan(c.ops[std::size_t(k)].dtype);
+    std::int64_t unwritten = 0, ui = 0, uj = 0;
+    for (std::int64_t i = 0; i < c.rows(k); ++i)
+      for (std::int64_t j = 0; j < c.cols(k); ++j)
+        if (get(c, k, i, j) == p && unwritten++ == 0) ui = i, uj = j;
+    if (unwritten > 0) {
+      out << "never wrote " << unwritten << " element(s) of output " << c.ops[std::size_t(k)].name << "; the first is ";
+      if (is_matrix(k)) out << "(" << ui << ", " << uj << ")";
+      else out << uj;
+      out << ", still the poison 0x" << std::hex << p;
+      return out.str();
+    }
+  }
+  return std::nullopt;
+}
+
+// ---- the call ---------------------------------------------------------------------------
+
+namespace {
+
+nc_matrix matrix_arg(const call_spec& c, const arena& a, int k) {
+  const operand& o = c.ops[std::size_t(k)];
+  return {o.null ? nullptr : a.device(o.base), o.dtype, o.offset, o.row_stride, o.col_stride};
+}
+
+nc_vector vector_arg(const call_spec& c, const arena& a, int k) {
+  const operand& o = c.ops[std::size_t(k)];
+  return {o.null ? nullptr : a.device(o.base), o.dtype, o.offset, o.col_stride};
+}
+
+}  // namespace
+
+nc_forward_args forward_args(const call_spec& c, const arena& a) {
+  nc_forward_args f{c.m, c.n, c.epsilon, matrix_arg(c, a, op_x), vector_arg(c, a, op_gamma), matrix_arg(c, a, op_y),
+                    vector_arg(c, a, op_r), nullptr};
+  f.op = c.op;
+  if (adds_residual(c.op)) f.residual = matrix_arg(c, a, op_residual), f.residual_out = matrix_arg(c, a, op_residual_out);
+  return f;
+}
+
+nc_backward_args backward_args(const call_spec& c, const arena& a) {
+  return {c.m,
+          c.n,
+          matrix_arg(c, a, op_x),
+          vector_arg(c, a, op_gamma),
+          matrix_arg(c, a, op_dy),
+          vector_arg(c, a, op_r),
+          matrix_arg(c, a, op_dx),
+          vector_arg(c, a, op_dgamma),
+          c.workspace_null ? nullptr : a.device(c.workspace_base),
+          c.workspace_bytes,
+          nullptr,
+          c.op,
+          adds_residual(c.op) ? matrix_arg(c, a, op_residual_grad) : nc_matrix{}};
+}
+
+call_result run_call(const kernel& k, const call_spec& c, arena& a) {
+  call_result out;
+  a.upload();
+  try {
+    if (c.backward) k.backward(backward_args(c, a));
+    else k.forward(forward_args(c, a));
+    k.synchronize();
+  } catch (const contract_error& e) {
+    out = {call_result::rejected, e.what(), NC_ERR_INVALID_ARGUMENT};
+  } catch (const kernel_error& e) {
+    out = {call_result::failed, e.what(), e.status};
+  }
+  try {
+    a.download();
+  } catch (const kernel_error&) {
+    // a failed call may have taken the device with it (a sticky fault): the failure is the
+    // answer, and the image stays as uploaded
+    if (out.result != call_result::failed) throw;
+  }
+  return out;
+}
+
+// ---- words ------------------------------------------------------------------------------
+
+const char* workspace_mode_name(workspace_mode m) {
+  switch (m) {
+    case workspace_mode::exact: return "exact";
+    case workspace_mode::short_by: return "short";
+    case workspace_mode::null: return "null";
+    case workspace_mode::misaligned: return "misaligned";
+    case workspace_mode::larger: return "larger";
+    case workspace_mode::none: return "none";
+    case workspace_mode::aliased: return "aliased";
+    default: return "claimed";
+  }
+}
+
+std::string describe(const call_spec& c) {
+  std::ostringstream out;
+  out << (c.backward ? "backward" : "forward") << " m=" << c.m << " n=" << c.n;
+  if (!c.backward) out << " eps=" << c.epsilon << " (0x" << std::hex << std::bit_cast<std::uint32_t>(c.epsilon) << std::dec << ")";
+  if (!(c.op == nc_operation{})) out << " " << describe_operation(c.op);
+  for (int k = 0; k < all_operands; ++k) {
+    if (!c.uses(k)) continue;
+    const operand& o = c.ops[std::size_t(k)];
+    out << " " << o.name << "{" << dtype_text(o.dtype);
+    if (o.null) out << " null";
+    else out << " @" << o.base;
+    out << " off " << o.offset;
+    if (o.matrix) out << " rs " << o.row_stride << " cs " << o.col_stride;
+    else out << " stride " << o.col_stride;
+    out << "}";
+  }
+  if (c.backward)
+    out << " workspace{" << workspace_mode_name(c.workspace) << " " << c.workspace_bytes << " of " << c.workspace_needed
+        << (c.workspace_null ? " null" : " @" + std::to_string(c.workspace_base)) << "}";
+  return out.str();
+}
+
+}  // namespace nc::harness
