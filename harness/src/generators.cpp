@@ -531,8 +531,11 @@ std::vector<nc_operation> drawable_operations(const case_profile& profile) {
 rc::Gen<nc_operation> gen_operation(const case_profile& profile) {
   return rc::gen::exec([profile] {
     const std::vector<nc_operation> ops = drawable_operations(profile);
-    if (ops.empty()) return nc_operation{};
-    return ops[*gen_weighted_index(std::vector<int>(ops.size(), 1))];
+    if (ops.size() <= 1) return ops.empty() ? nc_operation{} : ops.front();
+    // the plain operation (first, where it is declared) takes half the cases, the variants share the rest
+    std::vector<int> weights(ops.size(), 2);
+    if (ops.front() == nc_operation{}) weights.front() = 2 * int(ops.size() - 1);
+    return ops[*gen_weighted_index(weights)];
   });
 }
 

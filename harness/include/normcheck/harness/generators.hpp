@@ -136,8 +136,9 @@ rc::Gen<norm_case> gen_case(const case_profile& profile);
 /// shrinking goes), only the plain one for a profile without variants, only those whose
 /// backward is judged for a backward profile; empty when the kernel declares none of them
 std::vector<nc_operation> drawable_operations(const case_profile& profile);
-/// an operation of drawable_operations(profile) (the plain one when there is none: a property
-/// whose `needs` reads the same list does not run then)
+/// an operation of drawable_operations(profile): the plain one in half the cases where it is
+/// declared, the others alike (the plain one when there is none: a property whose `needs`
+/// reads the same list does not run then)
 rc::Gen<nc_operation> gen_operation(const case_profile& profile);
 /// a residual add's operands for a case whose operation has one (residual: x's value mix,
 /// residual_grad: dy's; their layouts x's, y's (residual's in place) and dy's); clears them
