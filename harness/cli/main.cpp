@@ -614,22 +614,44 @@ int command_gradcheck(int argc, char** argv) {
   };
   std::printf("%-38s %14s %14s  verdict\n", "backward", "worst dx", "worst dgamma");
   bool ok = true;
-  for (const formula& f : formulas) {
+  // one row of the table: a formula's worst disagreement over the cases, and its verdict
+  const auto judge = [&](const char* name, bool correct, const auto& check_case) {
     double dx = 0, dgamma = 0;
     for (const oracle::gradcheck_case& c : cases) {
-      const oracle::gradcheck_report r = oracle::gradcheck(c, f.f);
+      const oracle::gradcheck_report r = check_case(c);
       if (o.has("verbose"))
-        std::printf("  %-36s %-32s %-13s dx %.3g  dgamma %.3g\n", f.name, r.name.c_str(),
+        std::printf("  %-36s %-32s %-13s dx %.3g  dgamma %.3g\n", name, r.name.c_str(),
                     r.mode == oracle::gradcheck_mode::full_jacobian ? "full Jacobian" : "projections",
                     r.dx_disagreement, r.dgamma_disagreement);
       dx = std::max(dx, r.dx_disagreement), dgamma = std::max(dgamma, r.dgamma_disagreement);
     }
     const double worst = std::max(dx, dgamma);
-    const bool holds = f.correct ? worst <= oracle::gradcheck_tolerance : worst > oracle::gradcheck_caught;
+    const bool holds = correct ? worst <= oracle::gradcheck_tolerance : worst > oracle::gradcheck_caught;
     ok &= holds;
-    std::printf("%-38s %14.3g %14.3g  %s\n", f.name, dx, dgamma,
-                f.correct ? (holds ? "agrees" : "FAILED: disagrees") : (holds ? "caught" : "FAILED: not caught"));
-  }
+    std::printf("%-38s %14.3g %14.3g  %s\n", name, dx, dgamma,
+                correct ? (holds ? "agrees" : "FAILED: disagrees") : (holds ? "caught" : "FAILED: not caught"));
+  };
+  for (const formula& f : formulas)
+    judge(f.name, f.correct, [&](const oracle::gradcheck_case& c) { return oracle::gradcheck(c, f.f); });
+  // the variants: the residual add and Gemma's offset, each correct and with its published mistakes
+  struct variant_formula {
+    const char* name;
+    oracle::variant_backward_formula f;
+    oracle::variant_of_check variant;
+    bool correct;
+  };
+  const std::vector<variant_formula> variant_formulas = {
+      {"add_rmsnorm", oracle::variant_backward(), {true, 0}, true},
+      {"gemma_rmsnorm", oracle::variant_backward(), {false, 1}, true},
+      {"add_gemma_rmsnorm", oracle::variant_backward(), {true, 1}, true},
+      {"wrong: residual gradient dropped", oracle::variant_backward({.residual_gradient_dropped = true}), {true, 0}, false},
+      {"wrong: offset dropped from dx", oracle::variant_backward({.offset_dropped = true}), {false, 1}, false},
+      {"wrong: offset applied to dgamma", oracle::variant_backward({.offset_in_dgamma = true}), {false, 1}, false},
+      {"wrong: x normalized, not x + residual", oracle::variant_backward({.unsummed_h = true}), {true, 0}, false},
+  };
+  for (const variant_formula& f : variant_formulas)
+    judge(f.name, f.correct,
+          [&](const oracle::gradcheck_case& c) { return oracle::variant_gradcheck(c, f.variant, f.f, {.seed = seed}); });
   std::printf("%s\n", ok ? "every correct backward agrees and every wrong one is caught"
                          : "FAILED: the gradcheck or the oracle's backward is wrong (an oracle bug)");
   return ok ? pass : property_failed;

@@ -26,6 +26,11 @@ struct call {
   std::size_t workspace_needed;
 };
 
+// the operation a rule needs the valid call to have (abi.h "Variants"): any the kernel declares;
+// one other than the plain one is declared (a plugin that declares only the plain operation is
+// never sent an operation); a residual add; one into a separate output; one in place
+enum class needs_op : std::uint8_t { any, variants, residual, separate, in_place };
+
 struct rule {
   std::string name;     // a sentence: what is broken
   bool backward;        // the call it breaks
@@ -38,6 +43,7 @@ struct rule {
   // that needs less may serve the call instead, and then must give the bits of a call that
   // keeps the rule, touching nothing outside what it was given
   bool may_serve = false;
+  needs_op op = needs_op::any;
   // the argument the message must name: the catalog's for the rule
   std::string argument() const { return std::string(find_contract_rule(rule_id)->argument); }
   bool workspace() const { return rule_id.rfind("workspace", 0) == 0; }
@@ -78,9 +84,11 @@ constexpr std::size_t misaligned_by = 8;
 using matrix_of = nc_matrix& (*)(call&);
 using vector_of = nc_vector& (*)(call&);
 
-// the layout rules of abi.h every matrix operand has, broken on one of a call
-void matrix_rules(std::vector<rule>& out, bool backward, const char* name, matrix_of at) {
+// the layout rules of abi.h every matrix operand has, broken on one of a call (on a call with
+// the operation `op` needs: a residual add's operands)
+void matrix_rules(std::vector<rule>& out, bool backward, const char* name, matrix_of at, needs_op op = needs_op::any) {
   const std::string who = std::string(backward ? "backward: " : "") + name, id = name;
+  const std::size_t first = out.size();
   out.push_back({who + " is null", backward, id + ".null", [at](call& k, const norm_case&) { at(k).data = nullptr; }});
   out.push_back({who + " has a negative offset", backward, id + ".offset", [at](call& k, const norm_case&) { at(k).offset = -1; }});
   out.push_back({who + " has a zero column stride", backward, id + ".col_stride",
@@ -92,6 +100,70 @@ void matrix_rules(std::vector<rule>& out, bool backward, const char* name, matri
                  [at](call& k, const norm_case& c) { at(k).row_stride = c.n - 1, at(k).col_stride = 1; }, 2, 2});
   out.push_back({who + "'s layout overflows 64-bit indexing", backward, id + ".overflow",
                  [at](call& k, const norm_case& c) { overflow_layout(at(k), c); }});
+  for (std::size_t i = first; i < out.size(); ++i) out[i].op = op;
+}
+
+// the version-3 rules (abi.h "Variants"): the operation's fields, a residual add's operands
+void operation_rules(std::vector<rule>& out) {
+  using o = needs_op;
+  const auto on = [](rule r, needs_op op) {
+    r.op = op;
+    return r;
+  };
+  for (const bool backward : {false, true}) {
+    const std::string who = backward ? "backward: " : "";
+    const auto op_of = [backward](call& k) -> nc_operation& { return backward ? k.b.op : k.f.op; };
+    out.push_back(on({who + "op.residual is no nc_residual", backward, "op.residual",
+                      [op_of](call& k, const norm_case&) { op_of(k).residual = nc_residual(7); }},
+                     o::variants));
+    out.push_back(on({who + "op.in_place is 2", backward, "op.in_place",
+                      [op_of](call& k, const norm_case&) { op_of(k).in_place = 2; }},
+                     o::variants));
+    out.push_back(on({who + "op.weight_offset is NaN", backward, "op.weight_offset",
+                      [op_of](call& k, const norm_case&) { op_of(k).weight_offset = NAN; }},
+                     o::variants));
+    out.push_back(on({who + "op.weight_offset is infinite", backward, "op.weight_offset",
+                      [op_of](call& k, const norm_case&) { op_of(k).weight_offset = -INFINITY; }},
+                     o::variants));
+  }
+  // in place without a residual add: the plain operation's call, flagged in place
+  out.push_back(on({"op.in_place without a residual add", false, "op.in_place",
+                    [](call& k, const norm_case&) {
+                      k.f.op.residual = NC_RESIDUAL_NONE;
+                      k.f.op.in_place = 1;
+                    }},
+                   o::in_place));
+  out.push_back(on({"residual is not in x's dtype", false, "residual.dtype",
+                    [](call& k, const norm_case&) { k.f.residual.dtype = other_dtype(k.f.x.dtype); }},
+                   o::separate));
+  out.push_back(on({"residual_out is not in x's dtype", false, "residual_out.dtype",
+                    [](call& k, const norm_case&) { k.f.residual_out.dtype = other_dtype(k.f.x.dtype); }},
+                   o::separate));
+  out.push_back(on({"residual_grad is not in x's dtype", true, "residual_grad.dtype",
+                    [](call& k, const norm_case&) { k.b.residual_grad.dtype = other_dtype(k.b.x.dtype); }},
+                   o::residual));
+  matrix_rules(out, false, "residual", [](call& k) -> nc_matrix& { return k.f.residual; }, o::separate);
+  matrix_rules(out, false, "residual_out", [](call& k) -> nc_matrix& { return k.f.residual_out; }, o::separate);
+  matrix_rules(out, true, "residual_grad", [](call& k) -> nc_matrix& { return k.b.residual_grad; }, o::residual);
+  out.push_back(on({"residual_out overlaps x", false, "residual_out.overlap",
+                    [](call& k, const norm_case&) { overlap(k.f.residual_out, k.f.x); }},
+                   o::separate));
+  // the same memory as the residual without op.in_place: in place only where the call says so
+  out.push_back(on({"residual_out is the residual without op.in_place", false, "residual_out.overlap",
+                    [](call& k, const norm_case&) { k.f.residual_out = k.f.residual; }},
+                   o::separate));
+  out.push_back(on({"in place, residual_out is not the residual operand", false, "residual_out.in_place",
+                    [](call& k, const norm_case&) { k.f.residual_out.offset += 1; }},
+                   o::in_place));
+  out.push_back(on({"in place, the residual (an output) overlaps gamma", false, "residual.overlap",
+                    [](call& k, const norm_case&) {
+                      overlap(k.f.residual, k.f.gamma);
+                      k.f.residual_out = k.f.residual;
+                    }},
+                   o::in_place));
+  out.push_back(on({"dx overlaps residual_grad", true, "dx.overlap",
+                    [](call& k, const norm_case&) { overlap(k.b.dx, k.b.residual_grad); }},
+                   o::residual));
 }
 
 // the layout rules of a vector operand of `count` entries (gamma: N, r: M)
@@ -162,6 +234,7 @@ const std::vector<rule>& rules() {
     vector_rules(out, true, "gamma", [](call& k) -> nc_vector& { return k.b.gamma; }, false);
     vector_rules(out, true, "r", [](call& k) -> nc_vector& { return k.b.r; }, true);
     vector_rules(out, true, "dgamma", [](call& k) -> nc_vector& { return k.b.dgamma; }, false);
+    operation_rules(out);
     return out;
   }();
   return list;
@@ -169,9 +242,25 @@ const std::vector<rule>& rules() {
 
 // whether a rule can be broken on a kernel drawn inside these capabilities: the backward's
 // rules need a backward, r's rules a forward that writes r ("" if it can)
+// the declared operations a rule's valid call may have
+std::vector<nc_operation> operations_for(const rule& r, const capabilities& caps) {
+  std::vector<nc_operation> out;
+  for (const nc_operation& op : caps.operations) {
+    const bool add = op.residual != NC_RESIDUAL_NONE;
+    const bool fits = r.op == needs_op::any || r.op == needs_op::variants || (r.op == needs_op::residual && add) ||
+                      (r.op == needs_op::separate && add && !op.in_place) || (r.op == needs_op::in_place && op.in_place);
+    if (fits) out.push_back(op);
+  }
+  return out;
+}
+
 std::string rule_needs(const rule& r, const capabilities& caps) {
   if (r.backward && !caps.backward()) return "the kernel declares no backward";
   if (!r.backward && r.argument() == "r" && !caps.writes_r()) return "the kernel writes no r";
+  const bool variants = std::any_of(caps.operations.begin(), caps.operations.end(),
+                                    [](const nc_operation& op) { return !(op == nc_operation{}); });
+  if (r.op != needs_op::any && !variants) return "the kernel declares only the plain operation (it is never sent one)";
+  if (operations_for(r, caps).empty()) return "the kernel declares no operation of the kind it breaks";
   return "";
 }
 
@@ -232,6 +321,10 @@ rc::Gen<norm_case> contract_cases() {
     const case_profile& profile = r.workspace() ? tall : r.min_rows > 1 ? two_rows : small;
     norm_case c = *gen_case(profile);
     while (c.n < r.min_n) c = *gen_case(profile);
+    // a valid call of an operation the rule needs (abi.h "Variants"), among those declared
+    const std::vector<nc_operation> ops = operations_for(r, drawing_domain());
+    if (!ops.empty()) c.op = ops[*gen_weighted_index(std::vector<int>(ops.size(), 1))];
+    draw_residual(c, profile);
     c.parameters["rule"] = r.name;
     return c;
   });
@@ -270,12 +363,12 @@ bool outside(const capabilities& caps, const call& k, bool backward) {
   };
   if (backward) {
     const nc_backward_args& b = k.b;
-    return !caps.serves(b.x.dtype, b.gamma.dtype) || matrices({&b.x, &b.dy, &b.dx}, b.n) ||
+    return !caps.serves(b.op) || !caps.serves(b.x.dtype, b.gamma.dtype) || matrices({&b.x, &b.dy, &b.dx}, b.n) ||
            vectors({&b.gamma, &b.dgamma}) || !caps.serves_layouts(vector_bits(b.r)) ||
            (caps.max_n > 0 && b.n > caps.max_n);
   }
   const nc_forward_args& f = k.f;
-  return !caps.serves(f.x.dtype, f.gamma.dtype) || matrices({&f.x, &f.y}, f.n) || vectors({&f.gamma}) ||
+  return !caps.serves(f.op) || !caps.serves(f.x.dtype, f.gamma.dtype) || matrices({&f.x, &f.y}, f.n) || vectors({&f.gamma}) ||
          (caps.writes_r() && !caps.serves_layouts(vector_bits(f.r))) || !caps.takes_epsilon(f.epsilon) ||
          (caps.max_n > 0 && f.n > caps.max_n);
 }
@@ -315,7 +408,7 @@ void check_contract(const kernel& k, const norm_case& c, observation& o) {
   if (const std::string why = rule_needs(broken, caps); !why.empty())
     throw std::invalid_argument("the rule '" + broken.name + "' does not apply to this kernel: " + why);
   case_arena a(k, c);
-  call args{forward_args(a.forward, a.memory), {}, 0};  // the forward's r.data is NULL where the kernel writes no r
+  call args{{}, {}, 0};
   if (caps.backward()) {
     try {
       args.workspace_needed = a.place_workspace(k);
@@ -326,7 +419,9 @@ void check_contract(const kernel& k, const norm_case& c, observation& o) {
     }
   }
   // the workspace lies after the operands, in the 64-byte gap before the guard band there is
-  // room for a misaligned one
+  // room for a misaligned one. Both calls' pointers are taken once it is placed: placing it
+  // grows the arena, which moves every operand (pointers taken before would dangle)
+  args.f = forward_args(a.forward, a.memory);  // r.data is NULL where the kernel writes no r
   args.b = backward_args(a.backward, a.memory);
   // a plugin that needs no workspace has no workspace rules to break: the rule was drawn (its
   // share holds) and the case says why it checked nothing
@@ -413,6 +508,8 @@ property contract_property() {
   // about 115 breakers, one drawn a case: at the 150 cases a mutation run gives every property a
   // rule of one breaker went unbroken in a quarter of the runs; 1000 cases take 0.1 s on simt
   p.min_cases = 1000;
+  // its valid calls are of the operations the kernel declares (operations_for)
+  p.variants = true;
   return p;
 }
 

@@ -1,5 +1,8 @@
 #include "normcheck/harness/judge.hpp"
 
+#include <cfloat>
+#include <cmath>
+
 #include "normcheck/harness/execute.hpp"
 
 namespace nc::harness {
@@ -12,19 +15,42 @@ oracle::residual_rule residual_rule_of(const nc_operation& op) {
                                             : oracle::residual_rule::none;
 }
 
+// an operand as the kernel reads it (as_read)
+void flush(nc_dtype type, std::vector<std::uint32_t>& bits) {
+  for (auto& b : bits)
+    if (const double v = value_of(type, b); v != 0 && std::fabs(v) < FLT_MIN) b = bits_of(type, std::copysign(0.0, v));
+}
+
+
+// an M×N operand of x's dtype, row-major, as the oracle reads it
+oracle::matrix_view rows(const std::vector<unsigned char>& bytes, const norm_case& c) {
+  return {bytes.data(), oracle_type(c.x_dtype), 0, c.n, 1};
+}
+
 }  // namespace
 
-oracle::variant_forward_result exact_variant_forward_of(const norm_case& c, const capabilities& caps) {
+norm_case as_read(const norm_case& c, const capabilities& caps) {
+  norm_case out = c;
+  if (!caps.flushes_subnormals()) return out;
+  for (auto* v : {&out.x, &out.dy, &out.dy2, &out.residual, &out.residual_grad}) flush(c.x_dtype, *v);
+  flush(c.gamma_dtype, out.gamma);
+  if (std::fabs(out.epsilon) < FLT_MIN) out.epsilon = 0.0f;  // ε too is an fp32 operand
+  return out;
+}
+
+oracle::variant_forward_result exact_variant_forward_of(const norm_case& drawn, const capabilities& caps) {
+  const norm_case c = as_read(drawn, caps);
   const auto x = typed(c.x_dtype, c.x), g = typed(c.gamma_dtype, c.gamma), res = typed(c.x_dtype, c.residual);
   oracle::variant_forward_problem v;
   oracle::forward_problem& p = v.plain;
   p.m = c.m, p.n = c.n, p.epsilon = c.epsilon;
-  p.x = {x.data(), oracle_type(c.x_dtype), 0, c.n, 1};
+  p.x = rows(x, c);
   p.gamma = {g.data(), oracle_type(c.gamma_dtype), 0, 1};
   p.y_type = oracle_type(c.x_dtype);
   p.rounds_normalized = caps.rounds_normalized();
+  p.flushes_subnormals = caps.flushes_subnormals();
   v.residual = residual_rule_of(c.op);
-  v.residual_in = {res.data(), oracle_type(c.x_dtype), 0, c.n, 1};
+  v.residual_in = rows(res, c);
   v.weight_offset = c.op.weight_offset;
   return oracle::exact_variant_forward(v);
 }
@@ -33,24 +59,30 @@ oracle::forward_result exact_forward_of(const norm_case& c, const capabilities& 
   return exact_variant_forward_of(c, caps).plain;
 }
 
-oracle::backward_result exact_backward_of(const norm_case& c, const std::vector<std::uint32_t>& dy_bits,
+oracle::backward_result exact_backward_of(const norm_case& drawn, const std::vector<std::uint32_t>& dy_bits,
                                           const capabilities& caps) {
-  std::vector<std::uint32_t> h_bits;
-  if (adds_residual(c.op))
-    for (double h : exact_variant_forward_of(c, caps).residual_out) h_bits.push_back(bits_of(c.x_dtype, h));
-  const auto x = typed(c.x_dtype, adds_residual(c.op) ? h_bits : c.x), g = typed(c.gamma_dtype, c.gamma),
-             dy = typed(c.x_dtype, dy_bits), along = typed(c.x_dtype, c.residual_grad);
+  // a residual add's backward differentiates at the h its forward stored (execute.cpp)
+  norm_case c = drawn;
+  c.dy = dy_bits;
+  if (adds_residual(c.op)) {
+    c.x.clear();
+    for (double h : exact_variant_forward_of(drawn, caps).residual_out) c.x.push_back(bits_of(c.x_dtype, h));
+  }
+  c = as_read(c, caps);
+  const auto x = typed(c.x_dtype, c.x), g = typed(c.gamma_dtype, c.gamma), dy = typed(c.x_dtype, c.dy),
+             along = typed(c.x_dtype, c.residual_grad);
   oracle::variant_backward_problem v;
   oracle::backward_problem& p = v.plain;
   p.m = c.m, p.n = c.n, p.epsilon = c.epsilon;
-  p.x = {x.data(), oracle_type(c.x_dtype), 0, c.n, 1};
+  p.x = rows(x, c);
   p.gamma = {g.data(), oracle_type(c.gamma_dtype), 0, 1};
-  p.dy = {dy.data(), oracle_type(c.x_dtype), 0, c.n, 1};
+  p.dy = rows(dy, c);
   p.dx_type = oracle_type(c.x_dtype);
   p.dgamma_type = oracle_type(c.gamma_dtype);
   p.rounds_gradients = caps.rounds_gradients();
+  p.flushes_subnormals = caps.flushes_subnormals();
   v.residual = adds_residual(c.op);
-  v.residual_grad = {along.data(), oracle_type(c.x_dtype), 0, c.n, 1};
+  v.residual_grad = rows(along, c);
   v.weight_offset = c.op.weight_offset;
   return oracle::exact_variant_backward(v);
 }

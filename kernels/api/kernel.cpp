@@ -96,8 +96,9 @@ capabilities capabilities_of(const nc_plugin& t, std::uint32_t version, const st
   if ((d->dtype_pairs & NC_PAIRS_ALL) == 0 || (d->dtype_pairs & ~NC_PAIRS_ALL) != 0)
     throw bad("'caps->dtype_pairs' must be a non-empty set of NC_PAIR_* bits");
   if ((d->layouts & ~NC_LAYOUTS_ALL) != 0) throw bad("'caps->layouts' holds bits that are no NC_LAYOUT_*");
-  if ((d->flags & ~(NC_FORWARD_ONLY | NC_NO_R | NC_ROUNDS_NORMALIZED | NC_ROUNDS_GRADIENTS)) != 0)
-    throw bad("'caps->flags' holds unknown bits");
+  const std::uint32_t known = NC_FORWARD_ONLY | NC_NO_R | NC_ROUNDS_NORMALIZED | NC_ROUNDS_GRADIENTS |
+                              (version >= 3 ? NC_FLUSHES_SUBNORMALS : 0u);
+  if ((d->flags & ~known) != 0) throw bad("'caps->flags' holds unknown bits");
   if ((d->flags & NC_NO_R) && !(d->flags & NC_FORWARD_ONLY))
     throw bad("'caps->flags' NC_NO_R needs NC_FORWARD_ONLY (the backward takes the forward's r)");
   if (d->epsilon_count > 0 && d->epsilons == nullptr) throw bad("'caps->epsilons' is NULL with epsilon_count > 0");
@@ -198,6 +199,7 @@ std::string capabilities::describe() const {
   if (!writes_r()) out += "; no r";
   if (rounds_normalized()) out += "; x*r rounded to x's dtype before gamma";
   if (rounds_gradients()) out += "; dy*gamma and dgamma's terms rounded to x's dtype";
+  if (flushes_subnormals()) out += "; fp32 subnormals flushed to zero";
   if (!epsilons.empty()) {
     out += "; epsilon";
     sep = " ";

@@ -14,12 +14,14 @@
 //     };
 //     NORMCHECK_EXAMPLE_PLUGIN(my_order)
 //
-// and gets a complete ABI plugin: every dtype pair, any strides and offsets, the contract
+// and gets a complete ABI plugin: every dtype pair, any strides and offsets, every variant of
+// abi.h (the residual add before the rows, in either rounding contract and in place or not,
+// and gamma + weight_offset formed in fp32: a plugin declares the ones it serves), the contract
 // checked before anything is written (kernels/src/contract.cpp: the rules the contract
 // property tests, each message naming the argument in quotes), dgamma summed over rows in
 // fixed row order in a workspace of N fp32 (one row of partial sums: the smallest table the
 // contract's blocks × N allows, and what a caller allocates after asking workspace_size),
-// host memory for alloc/copy, and a table answering ABI versions 2 and 1.
+// host memory for alloc/copy, and a table answering ABI versions 3 and 1.
 #pragma once
 
 #include <algorithm>
@@ -143,16 +145,41 @@ inline row_place place_of(const nc_matrix& x, std::int64_t i, std::int64_t m) {
           nc::size_of(x.dtype), x.col_stride == 1, m};
 }
 
+/// v rounded to nearest even into a dtype, back in fp32
+inline float rounded(nc_dtype t, float v) {
+  std::uint32_t bits = 0;
+  store(&bits, t, 0, v);
+  return load(&bits, t, 0);
+}
+
+/// gamma + the operation's weight offset, formed in fp32 (abi.h "Variants"; 0: gamma itself)
+inline std::vector<float> offset_gamma(const nc_vector& g, std::int64_t n, float weight_offset) {
+  std::vector<float> out(static_cast<std::size_t>(n));
+  for (std::int64_t j = 0; j < n; ++j) out[std::size_t(j)] = load(g.data, g.dtype, at(g, j)) + weight_offset;
+  return out;
+}
+
 template <class Order>
 nc_status forward(const nc_forward_args* a) {
   return guarded([&] {
     if (auto v = nc::check_forward(*a)) return rejected(*v);
     const std::int64_t n = a->n;
     const auto size = static_cast<std::size_t>(n);
-    std::vector<float> x(size), gamma(size), y(size);
-    for (std::int64_t j = 0; j < n; ++j) gamma[std::size_t(j)] = load(a->gamma.data, a->gamma.dtype, at(a->gamma, j));
+    const nc_operation& op = a->op;
+    std::vector<float> x(size), y(size);
+    const std::vector<float> gamma = offset_gamma(a->gamma, n, op.weight_offset);
     for (std::int64_t i = 0; i < a->m; ++i) {
       for (std::int64_t j = 0; j < n; ++j) x[std::size_t(j)] = load(a->x.data, a->x.dtype, at(a->x, i, j));
+      if (op.residual != NC_RESIDUAL_NONE) {
+        // h = x + residual in fp32 (rounded to x's dtype under the rounded contract); the row is
+        // read whole before residual_out is written, so in place is safe
+        for (std::int64_t j = 0; j < n; ++j) {
+          const float h = x[std::size_t(j)] + load(a->residual.data, a->residual.dtype, at(a->residual, i, j));
+          x[std::size_t(j)] = op.residual == NC_RESIDUAL_ROUNDED ? rounded(a->x.dtype, h) : h;
+        }
+        for (std::int64_t j = 0; j < n; ++j)
+          store(a->residual_out.data, a->residual_out.dtype, at(a->residual_out, i, j), x[std::size_t(j)]);
+      }
       current_row = place_of(a->x, i, a->m);
       const float r = Order::forward_row(n, x.data(), gamma.data(), a->epsilon, y.data());
       for (std::int64_t j = 0; j < n; ++j) store(a->y.data, a->y.dtype, at(a->y, i, j), y[std::size_t(j)]);
@@ -175,12 +202,14 @@ nc_status backward(const nc_backward_args* a) {
     if (auto v = nc::check_backward(*a, workspace_bytes(a->n))) return rejected(*v);
     const std::int64_t n = a->n;
     const auto size = static_cast<std::size_t>(n);
-    std::vector<float> x(size), gamma(size), dy(size), dx(size), term(size);
+    std::vector<float> x(size), dy(size), dx(size), term(size);
     // dgamma's partial sums live in the caller's workspace, summed one row after the other:
     // the same order every run, so bit-identical
     float* dgamma = static_cast<float*>(a->workspace);
     std::fill(dgamma, dgamma + n, 0.0f);
-    for (std::int64_t j = 0; j < n; ++j) gamma[std::size_t(j)] = load(a->gamma.data, a->gamma.dtype, at(a->gamma, j));
+    // u = dy * (gamma + offset); dgamma's terms dy*x*r have no offset
+    const std::vector<float> gamma = offset_gamma(a->gamma, n, a->op.weight_offset);
+    const bool along = a->op.residual != NC_RESIDUAL_NONE;
     for (std::int64_t i = 0; i < a->m; ++i) {
       for (std::int64_t j = 0; j < n; ++j) {
         x[std::size_t(j)] = load(a->x.data, a->x.dtype, at(a->x, i, j));
@@ -190,6 +219,8 @@ nc_status backward(const nc_backward_args* a) {
       current_row = place_of(a->x, i, a->m);
       Order::backward_row(n, x.data(), gamma.data(), dy.data(), r, dx.data(), term.data());
       for (std::int64_t j = 0; j < n; ++j) {
+        // a residual add: dx = d_residual also carries the residual stream's gradient (fp32 sum)
+        if (along) dx[std::size_t(j)] += load(a->residual_grad.data, a->residual_grad.dtype, at(a->residual_grad, i, j));
         store(a->dx.data, a->dx.dtype, at(a->dx, i, j), dx[std::size_t(j)]);
         // dgamma is a sum over rows, never a mean; row order fixed, so bit-identical run to run
         dgamma[j] += term[std::size_t(j)];

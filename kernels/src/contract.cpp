@@ -1,5 +1,7 @@
 #include "contract.hpp"
 
+#include "normcheck/variant.hpp"
+
 #include <cmath>
 #include <sstream>
 #include <vector>
@@ -123,6 +125,23 @@ void gamma_dtype(checker& c, const char* name, nc_dtype gamma, nc_dtype x) {
                  ": must be x's dtype or fp32");
 }
 
+// the operation (version 3, abi.h "Variants"): both calls
+void operation(checker& c, const nc_operation& op) {
+  if (c.error) return;
+  if (!valid_residual(op.residual))
+    c.error = fail("op.residual", "argument 'op.residual' = ", int(op.residual),
+                   ": must be NC_RESIDUAL_NONE, NC_RESIDUAL_ROUNDED or NC_RESIDUAL_FP32");
+  else if (op.in_place > 1 || (op.in_place == 1 && op.residual == NC_RESIDUAL_NONE))
+    c.error = fail("op.in_place", "argument 'op.in_place' = ", op.in_place, ": must be 0, or 1 with a residual add");
+  else if (!std::isfinite(op.weight_offset))
+    c.error = fail("op.weight_offset", "argument 'op.weight_offset' = ", op.weight_offset, ": must be finite");
+}
+
+bool same_matrix(const nc_matrix& a, const nc_matrix& b) {
+  return a.data == b.data && a.dtype == b.dtype && a.offset == b.offset && a.row_stride == b.row_stride &&
+         a.col_stride == b.col_stride;
+}
+
 }  // namespace
 
 std::optional<violation> check_forward(const nc_forward_args& a) {
@@ -135,10 +154,23 @@ std::optional<violation> check_forward(const nc_forward_args& a) {
   c.dtype_in("gamma", a.gamma.dtype);
   gamma_dtype(c, "gamma", a.gamma.dtype, a.x.dtype);
   c.dtype_is("r", a.r.dtype, NC_F32, "r is fp32");
+  operation(c, a.op);
+  const bool add = !c.error && a.op.residual != NC_RESIDUAL_NONE, in_place = add && a.op.in_place == 1;
+  if (add) {
+    c.dtype_is("residual", a.residual.dtype, a.x.dtype, "residual has x's dtype");
+    c.dtype_is("residual_out", a.residual_out.dtype, a.x.dtype, "residual_out has x's dtype");
+  }
   c.matrix("x", a.x, a.m, a.n, false);
   c.vector("gamma", a.gamma, a.n, false);
   c.matrix("y", a.y, a.m, a.n, true);
   c.vector("r", a.r, a.m, true);
+  // in place, the residual is written (residual_out is it): an output nothing else may touch
+  if (in_place) c.matrix("residual", a.residual, a.m, a.n, true);
+  else if (add) c.matrix("residual", a.residual, a.m, a.n, false);
+  if (in_place && !c.error && a.m > 0 && !same_matrix(a.residual_out, a.residual))
+    c.error = fail("residual_out.in_place", "argument 'residual_out' is not the residual operand (data, dtype, offset, ",
+                   "strides): in place (op.in_place = 1) it must be 'residual' itself");
+  if (add && !in_place) c.matrix("residual_out", a.residual_out, a.m, a.n, true);
   c.no_overlap();
   return c.error;
 }
@@ -153,6 +185,9 @@ std::optional<violation> check_backward(const nc_backward_args& a, std::size_t w
   gamma_dtype(c, "gamma", a.gamma.dtype, a.x.dtype);
   c.dtype_is("dgamma", a.dgamma.dtype, a.gamma.dtype, "dgamma has gamma's dtype");
   c.dtype_is("r", a.r.dtype, NC_F32, "r is fp32");
+  operation(c, a.op);
+  const bool add = !c.error && a.op.residual != NC_RESIDUAL_NONE;
+  if (add) c.dtype_is("residual_grad", a.residual_grad.dtype, a.x.dtype, "residual_grad has x's dtype");
   if (!c.error && a.workspace_bytes < workspace_needed)
     c.error = fail("workspace_bytes", "argument 'workspace_bytes' = ", a.workspace_bytes, ": must be >= ", workspace_needed,
                    " (what workspace_size reports for this call)");
@@ -166,6 +201,7 @@ std::optional<violation> check_backward(const nc_backward_args& a, std::size_t w
   c.vector("r", a.r, a.m, false);
   c.matrix("dx", a.dx, a.m, a.n, true);
   c.vector("dgamma", a.dgamma, a.n, true);
+  if (add) c.matrix("residual_grad", a.residual_grad, a.m, a.n, false);
   c.raw("workspace", a.workspace, workspace_needed, true);
   c.no_overlap();
   return c.error;

@@ -35,14 +35,23 @@ void check(const backward_problem& p) {
   require(p.dy.data != nullptr, "dy.data is null: dy must point at the M x N upstream gradient");
 }
 
+namespace {
+// a flush-to-zero kernel's result below the smallest normal is 0: its underflow error per
+// operation is the smallest normal, where gradual underflow's is half the smallest subnormal
+model::arithmetic flushing(model::arithmetic a, bool flushes) {
+  if (flushes) a.eta = a.tiny;
+  return a;
+}
+}  // namespace
+
 model::arithmetic arithmetic_of(const forward_problem& p) {
   const bool wide = p.x.type == dtype::f64 || p.gamma.type == dtype::f64;
-  return model::arithmetic_of(wide ? dtype::f64 : dtype::f32);
+  return flushing(model::arithmetic_of(wide ? dtype::f64 : dtype::f32), p.flushes_subnormals && !wide);
 }
 
 model::arithmetic arithmetic_of(const backward_problem& p) {
   const bool wide = p.x.type == dtype::f64 || p.gamma.type == dtype::f64 || p.dy.type == dtype::f64;
-  return model::arithmetic_of(wide ? dtype::f64 : dtype::f32);
+  return flushing(model::arithmetic_of(wide ? dtype::f64 : dtype::f32), p.flushes_subnormals && !wide);
 }
 
 double ieee_r(std::int64_t n, const double* x, double epsilon) {

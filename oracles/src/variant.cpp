@@ -15,6 +15,8 @@ std::vector<float> normalized_input(const variant_forward_problem& p) {
       // its rounding into fp32 is the correct rounding (innocuous double rounding)
       const double sum = f.x.at(i, j) + (p.residual == residual_rule::none ? 0.0 : p.residual_in.at(i, j));
       double v = double(float(sum));
+      // a flush-to-zero kernel's fp32 sum below the smallest normal is 0
+      if (f.flushes_subnormals && std::fabs(v) < format_of(dtype::f32).min_normal) v = std::copysign(0.0, v);
       if (p.residual == residual_rule::rounded) v = round_to(f.x.type, v);
       h[std::size_t(i * f.n + j)] = float(v);
     }
@@ -75,7 +77,9 @@ backward_result exact_variant_backward(const variant_backward_problem& p) {
       if (!row.in_domain()) continue;
       const double before = out.dx_bound[e];
       // the kernel's fp32 sum of its dx and the gradient, then its rounding to dx's dtype
-      const double sum_bound = before + f32.unit_roundoff * (std::fabs(total) + before);
+      // (a flush-to-zero kernel's sum below the smallest normal is 0)
+      const double flushed = p.plain.flushes_subnormals ? f32.min_normal : 0.0;
+      const double sum_bound = before + f32.unit_roundoff * (std::fabs(total) + before) + flushed;
       const double reach = std::fabs(total) + sum_bound;
       const double final_bound = rounds ? t.unit_roundoff * reach + t.half_subnormal : 0.0;
       // the double sum above: within a double ulp of the exact one

@@ -98,3 +98,39 @@ TEST(gradcheck, catches_the_sign_of_the_second_term_flipped) {
 
 }  // namespace
 }  // namespace nc::oracle
+
+// ---- the variants (abi.h "Variants"): L = Σ dy·y + Σ g·h along x, the residual and γ ----
+
+namespace nc::oracle {
+namespace {
+
+double worst_variant(const variant_backward_formula& formula, variant_of_check variant, const char* label) {
+  double worst = 0;
+  for (const gradcheck_case& c : cases()) worst = std::max(worst, variant_gradcheck(c, variant, formula).worst());
+  std::printf("%-34s | worst disagreement over %zu cases: %.3g\n", label, cases().size(), worst);
+  return worst;
+}
+
+TEST(variant_gradcheck, agrees_with_the_variant_backward_of_every_variant) {
+  EXPECT_LE(worst_variant(variant_backward(), {false, 0}, "rmsnorm"), tolerance);
+  EXPECT_LE(worst_variant(variant_backward(), {true, 0}, "add_rmsnorm"), tolerance);
+  EXPECT_LE(worst_variant(variant_backward(), {false, 1}, "gemma_rmsnorm"), tolerance);
+  EXPECT_LE(worst_variant(variant_backward(), {true, 1}, "add_gemma_rmsnorm"), tolerance);
+  EXPECT_LE(worst_variant(variant_backward(), {true, 0.5}, "add, offset 0.5"), tolerance);
+}
+
+TEST(variant_gradcheck, catches_the_residual_gradient_dropped) {
+  EXPECT_GT(worst_variant(variant_backward({.residual_gradient_dropped = true}), {true, 0}, "no residual gradient"), caught);
+}
+
+TEST(variant_gradcheck, catches_the_offset_dropped_from_dx_and_applied_to_dgamma) {
+  EXPECT_GT(worst_variant(variant_backward({.offset_dropped = true}), {false, 1}, "offset dropped"), caught);
+  EXPECT_GT(worst_variant(variant_backward({.offset_in_dgamma = true}), {true, 1}, "offset in dgamma"), caught);
+}
+
+TEST(variant_gradcheck, catches_x_normalized_in_place_of_the_sum) {
+  EXPECT_GT(worst_variant(variant_backward({.unsummed_h = true}), {true, 0}, "x, not x + residual"), caught);
+}
+
+}  // namespace
+}  // namespace nc::oracle

@@ -8,6 +8,18 @@
 //   PARTIAL_FIXED_EPSILON      everything, but epsilon 1e-5 built in and the argument ignored
 //                              (llm.c's kernel); a version-1 plugin that cannot declare it, so
 //                              it passes only with `normcheck check --epsilon 1e-5`
+// and the version-3 declarations (abi.h "Variants", shape rules), each also built without its
+// declaration (*_UNDECLARED: the same kernel claiming the plain operator on any N), which must
+// fail naming why:
+//   PARTIAL_N_MULTIPLE_8       everything, N a multiple of 8 only (llm.c's 16-byte loads, no tail)
+//   PARTIAL_FUSED_ADD          fp16/bf16 residual add + RMSNorm in FlashInfer's contract (the
+//                              fp32 sum normalized, its rounding stored; in place or not),
+//                              forward only, written from the formula
+//   PARTIAL_GEMMA              Gemma's y = x_hat * (1 + gamma), 1 + gamma in fp32, forward and
+//                              backward
+//   PARTIAL_FLUSH_TO_ZERO      everything, computed with the host's SSE flush-to-zero and
+//                              denormals-are-zero modes on (MXCSR), as a --use_fast_math build
+//                              computes: fp32 subnormals read and made as 0
 //
 // Each checks the contract first (an invalid call is NC_ERR_INVALID_ARGUMENT naming the
 // argument, kernels/src/contract.cpp), then its declaration (a valid call outside it is
@@ -15,6 +27,13 @@
 // dx = rstd·(u − x̂·mean(u·x̂))). The tests run `normcheck check all` on each.
 #include "../example_plugin.hpp"
 #include "../torch_order/torch_order.hpp"
+
+#if defined(PARTIAL_FLUSH_TO_ZERO) || defined(PARTIAL_FLUSH_TO_ZERO_UNDECLARED)
+#if !defined(__x86_64__)
+#error "the flush-to-zero example sets x86-64's MXCSR"
+#endif
+#include <xmmintrin.h>
+#endif
 
 namespace {
 
@@ -34,6 +53,38 @@ const nc_capabilities caps = {NC_PAIR_F16 | NC_PAIR_BF16, NC_LAYOUT_PADDED_ROWS 
                               NC_FORWARD_ONLY | NC_NO_R, 0, nullptr, 0, 0};
 #elif defined(PARTIAL_FIXED_EPSILON)
 constexpr const char* plugin_name = "partial-fixed-epsilon";
+#elif defined(PARTIAL_N_MULTIPLE_8) || defined(PARTIAL_N_MULTIPLE_8_UNDECLARED)
+constexpr const char* plugin_name = "partial-n-multiple-8";
+constexpr std::int64_t n_multiple = 8;
+#ifdef PARTIAL_N_MULTIPLE_8
+const nc_capabilities caps = {NC_PAIRS_ALL, NC_LAYOUTS_ALL, 0, 0, nullptr, 0, 0, 0, nullptr, n_multiple};
+#else
+const nc_capabilities caps = {NC_PAIRS_ALL, NC_LAYOUTS_ALL, 0, 0, nullptr, 0, 0};
+#endif
+#elif defined(PARTIAL_FUSED_ADD) || defined(PARTIAL_FUSED_ADD_UNDECLARED)
+constexpr const char* plugin_name = "partial-fused-add";
+const nc_operation fused_add_operations[] = {{NC_RESIDUAL_FP32, 0, 0.0f}, {NC_RESIDUAL_FP32, 1, 0.0f}};
+#ifdef PARTIAL_FUSED_ADD
+const nc_capabilities caps = {NC_PAIR_F16 | NC_PAIR_BF16, NC_LAYOUTS_ALL, NC_FORWARD_ONLY, 0, nullptr, 0, 0,
+                              2, fused_add_operations, 0};
+#else
+const nc_capabilities caps = {NC_PAIR_F16 | NC_PAIR_BF16, NC_LAYOUTS_ALL, NC_FORWARD_ONLY, 0, nullptr, 0, 0};
+#endif
+#elif defined(PARTIAL_FLUSH_TO_ZERO) || defined(PARTIAL_FLUSH_TO_ZERO_UNDECLARED)
+constexpr const char* plugin_name = "partial-flush-to-zero";
+#ifdef PARTIAL_FLUSH_TO_ZERO
+const nc_capabilities caps = {NC_PAIRS_ALL, NC_LAYOUTS_ALL, NC_FLUSHES_SUBNORMALS, 0, nullptr, 0, 0};
+#else
+const nc_capabilities caps = {NC_PAIRS_ALL, NC_LAYOUTS_ALL, 0, 0, nullptr, 0, 0};
+#endif
+#elif defined(PARTIAL_GEMMA) || defined(PARTIAL_GEMMA_UNDECLARED)
+constexpr const char* plugin_name = "partial-gemma";
+const nc_operation gemma_operations[] = {{NC_RESIDUAL_NONE, 0, 1.0f}};
+#ifdef PARTIAL_GEMMA
+const nc_capabilities caps = {NC_PAIRS_ALL, NC_LAYOUTS_ALL, 0, 0, nullptr, 0, 0, 1, gemma_operations, 0};
+#else
+const nc_capabilities caps = {NC_PAIRS_ALL, NC_LAYOUTS_ALL, 0, 0, nullptr, 0, 0};
+#endif
 #else
 #error "define one PARTIAL_* variant"
 #endif
@@ -66,7 +117,36 @@ nc_status unsupported(const std::string& what) {
   return NC_ERR_UNSUPPORTED;
 }
 
+// what the kernel computes, whatever it declares: the variant it is built as (the plain
+// operator for the others)
+#if defined(PARTIAL_FUSED_ADD) || defined(PARTIAL_FUSED_ADD_UNDECLARED)
+bool computes(const nc_operation& op) { return op.residual == NC_RESIDUAL_FP32 && op.weight_offset == 0.0f; }
+#elif defined(PARTIAL_GEMMA) || defined(PARTIAL_GEMMA_UNDECLARED)
+bool computes(const nc_operation& op) { return op.residual == NC_RESIDUAL_NONE && op.weight_offset == 1.0f; }
+#else
+bool computes(const nc_operation& op) { return op.residual == NC_RESIDUAL_NONE && op.weight_offset == 0.0f; }
+#endif
+
+// the kernel's own shape rule (none but for the N-multiple kernel), whatever it declares
+#if defined(PARTIAL_N_MULTIPLE_8) || defined(PARTIAL_N_MULTIPLE_8_UNDECLARED)
+bool takes_n(std::int64_t n) { return n % n_multiple == 0; }
+#else
+bool takes_n(std::int64_t) { return true; }
+#endif
+
+// the operation and N the kernel serves
+nc_status outside_operation(const nc_operation& op, std::int64_t n) {
+#if defined(PARTIAL_GEMMA_UNDECLARED)
+  (void)op;  // 1 + gamma built in: every call computes Gemma's operator, whatever it asks
+#else
+  if (!computes(op)) return unsupported("this operation ('op')");
+#endif
+  if (!takes_n(n)) return unsupported("N = " + std::to_string(n) + " ('n'): N must be a multiple of 8");
+  return NC_OK;
+}
+
 nc_status outside(const nc_forward_args& a) {
+  if (nc_status s = outside_operation(a.op, a.n); s != NC_OK) return s;
   if (!served_pair(a.x.dtype, a.gamma.dtype)) return unsupported("this (x, gamma) dtype pair ('x', 'gamma')");
   std::uint32_t bits = needs(a.x, a.n) | needs(a.y, a.n) | needs(a.gamma);
   if (caps.flags & NC_NO_R) {
@@ -112,20 +192,45 @@ nc_status forward_no_r(const nc_forward_args* a) {
   });
 }
 
+// a call under flush-to-zero (MXCSR FTZ, bit 15) and denormals-are-zero (DAZ, bit 6), restored
+// after it; other builds compute with gradual underflow
+struct arithmetic_mode {
+#if defined(PARTIAL_FLUSH_TO_ZERO) || defined(PARTIAL_FLUSH_TO_ZERO_UNDECLARED)
+  unsigned saved = _mm_getcsr();
+  arithmetic_mode() { _mm_setcsr(saved | 0x8040u); }
+  ~arithmetic_mode() { _mm_setcsr(saved); }
+#endif
+};
+
 nc_status forward_declared(const nc_forward_args* a) {
+  const arithmetic_mode mode;
   if (caps.flags & NC_NO_R) return forward_no_r(a);
   if (auto v = nc::check_forward(*a)) return rejected(*v);
   if (nc_status s = outside(*a); s != NC_OK) return s;
+#if defined(PARTIAL_GEMMA_UNDECLARED)
+  nc_forward_args gemma = *a;
+  gemma.op.weight_offset = 1.0f;  // built in
+  return forward<partial_order>(&gemma);
+#else
   return forward<partial_order>(a);
+#endif
 }
 
 nc_status backward_declared(const nc_backward_args* a) {
+  const arithmetic_mode mode;
   if (auto v = nc::check_backward(*a, 0)) return rejected(*v);
+  if (nc_status s = outside_operation(a->op, a->n); s != NC_OK) return s;
   if (!served_pair(a->x.dtype, a->gamma.dtype)) return unsupported("this (x, gamma) dtype pair ('x', 'gamma')");
   const std::uint32_t bits = needs(a->x, a->n) | needs(a->dy, a->n) | needs(a->dx, a->n) | needs(a->gamma) |
                              needs(a->dgamma) | needs(a->r);
   if ((bits & ~caps.layouts) != 0) return unsupported("these layouts ('x', 'dy', 'dx', 'gamma', 'dgamma', 'r')");
+#if defined(PARTIAL_GEMMA_UNDECLARED)
+  nc_backward_args gemma = *a;
+  gemma.op.weight_offset = 1.0f;  // built in
+  return backward<partial_order>(&gemma);
+#else
   return backward<partial_order>(a);
+#endif
 }
 #endif
 

@@ -241,6 +241,11 @@ typedef enum nc_copy_kind {
                                           multiply by gamma (see "Evaluation orders") */
 #define NC_ROUNDS_GRADIENTS (1u << 3)  /* the backward rounds u = dy*gamma and each dgamma term
                                           dy*x_hat into x's dtype (autograd through 16-bit tensors) */
+#define NC_FLUSHES_SUBNORMALS (1u << 4) /* version 3: fp32 subnormals are zero, read or made (nvcc
+                                          --use_fast_math, .ftz): the harness reads a subnormal input
+                                          (as fp32: bf16's and fp32's, not fp16's) as 0, and admits a
+                                          flushed intermediate or result (2^-126 an operation where
+                                          a kernel that underflows gradually has 2^-150) */
 
 /* What a version-2 plugin serves. The harness draws every case inside it, and a plugin that
  * answers NC_ERR_UNSUPPORTED for a call inside it fails, naming the capability. A call
@@ -248,7 +253,7 @@ typedef enum nc_copy_kind {
 typedef struct nc_capabilities {
   uint32_t dtype_pairs;   /* NC_PAIR_* bits; at least one */
   uint32_t layouts;       /* NC_LAYOUT_* bits; 0: dense operands only */
-  uint32_t flags;         /* NC_FORWARD_ONLY, NC_NO_R */
+  uint32_t flags;         /* NC_FORWARD_ONLY, NC_NO_R, NC_ROUNDS_*, NC_FLUSHES_SUBNORMALS */
   uint32_t epsilon_count; /* 0: any finite epsilon >= 0; else the epsilons it takes */
   const float* epsilons;  /* epsilon_count values (e.g. a kernel with 1e-5 built in) */
   int64_t max_n;          /* the longest row it serves; 0: no limit */

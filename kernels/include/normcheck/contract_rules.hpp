@@ -20,6 +20,10 @@ struct contract_rule {
   std::string_view argument;  ///< what a rejection names in quotes ('x', or a field of it)
   std::string_view sentence;  ///< the rule, as abi.h states it
   std::uint8_t calls;         ///< rule_forward, rule_backward or both
+  /// the contract fuzzer draws calls that break it (its tags name it); the version-3 rules of
+  /// the variants' operands are broken by the contract property only, on kernels that declare
+  /// a variant (the fuzz input places the plain operator's operands)
+  bool fuzzed = true;
 };
 
 inline constexpr contract_rule contract_rules[] = {
@@ -78,6 +82,34 @@ inline constexpr contract_rule contract_rules[] = {
     {"workspace.null", "workspace", "the workspace must be non-NULL when workspace_size reports > 0", rule_backward},
     {"workspace.align", "workspace", "the workspace must be 16-byte aligned", rule_backward},
     {"workspace.overlap", "workspace", "the workspace, an output, must share no byte with any operand", rule_backward},
+    // version 3: the operation and a residual add's operands (abi.h "Variants")
+    {"op.residual", "op.residual", "op.residual must be an nc_residual (NONE, ROUNDED or FP32)", rule_forward | rule_backward, false},
+    {"op.in_place", "op.in_place", "op.in_place must be 0, or 1 with a residual add", rule_forward | rule_backward, false},
+    {"op.weight_offset", "op.weight_offset", "op.weight_offset must be finite", rule_forward | rule_backward, false},
+    {"residual.dtype", "residual", "residual must be in x's dtype", rule_forward, false},
+    {"residual.null", "residual", "residual must point to its elements (non-NULL when it has any)", rule_forward, false},
+    {"residual.offset", "residual", "residual.offset must be >= 0", rule_forward, false},
+    {"residual.col_stride", "residual", "residual.col_stride must be >= 1", rule_forward, false},
+    {"residual.row_stride", "residual", "residual.row_stride must be >= 1 when M > 1", rule_forward, false},
+    {"residual.distinct", "residual", "residual's elements must be distinct (rows side by side, or columns)", rule_forward, false},
+    {"residual.overflow", "residual", "no element index of residual may overflow int64", rule_forward, false},
+    {"residual_out.dtype", "residual_out", "residual_out must be in x's dtype", rule_forward, false},
+    {"residual_out.null", "residual_out", "residual_out must point to its elements (non-NULL when it has any)", rule_forward, false},
+    {"residual_out.offset", "residual_out", "residual_out.offset must be >= 0", rule_forward, false},
+    {"residual_out.col_stride", "residual_out", "residual_out.col_stride must be >= 1", rule_forward, false},
+    {"residual_out.row_stride", "residual_out", "residual_out.row_stride must be >= 1 when M > 1", rule_forward, false},
+    {"residual_out.distinct", "residual_out", "residual_out's elements must be distinct (rows side by side, or columns)", rule_forward, false},
+    {"residual_out.overflow", "residual_out", "no element index of residual_out may overflow int64", rule_forward, false},
+    {"residual_out.overlap", "residual_out", "residual_out, an output, must share no byte with any other operand (in place: it is residual)", rule_forward, false},
+    {"residual_out.in_place", "residual_out", "in place, residual_out must be the residual operand itself (data, dtype, offset, strides)", rule_forward, false},
+    {"residual.overlap", "residual", "in place, residual (then an output) must share no byte with any other operand", rule_forward, false},
+    {"residual_grad.dtype", "residual_grad", "residual_grad must be in x's dtype", rule_backward, false},
+    {"residual_grad.null", "residual_grad", "residual_grad must point to its elements (non-NULL when it has any)", rule_backward, false},
+    {"residual_grad.offset", "residual_grad", "residual_grad.offset must be >= 0", rule_backward, false},
+    {"residual_grad.col_stride", "residual_grad", "residual_grad.col_stride must be >= 1", rule_backward, false},
+    {"residual_grad.row_stride", "residual_grad", "residual_grad.row_stride must be >= 1 when M > 1", rule_backward, false},
+    {"residual_grad.distinct", "residual_grad", "residual_grad's elements must be distinct (rows side by side, or columns)", rule_backward, false},
+    {"residual_grad.overflow", "residual_grad", "no element index of residual_grad may overflow int64", rule_backward, false},
 };
 
 /// the rule of an id, or null

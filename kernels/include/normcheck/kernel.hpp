@@ -54,6 +54,9 @@ struct capabilities {
   bool rounds_normalized() const { return (flags & NC_ROUNDS_NORMALIZED) != 0; }
   /// u = dy·γ and dgamma's terms dy·x̂ rounded to x's dtype: the dx and dgamma bounds carry it
   bool rounds_gradients() const { return (flags & NC_ROUNDS_GRADIENTS) != 0; }
+  /// fp32 subnormals read and made as zero (flush-to-zero builds): the judge flushes the inputs
+  /// and admits flushed intermediates and results
+  bool flushes_subnormals() const { return (flags & NC_FLUSHES_SUBNORMALS) != 0; }
   bool any_epsilon() const { return epsilons.empty(); }
   bool takes_epsilon(float e) const;
   /// everything the contract allows

@@ -13,6 +13,11 @@
 
 namespace nc::harness {
 
+/// the case's inputs as the kernel reads them: a flush-to-zero kernel (NC_FLUSHES_SUBNORMALS)
+/// reads an fp32 subnormal (a bf16 or fp32 one) as a zero of its sign; any other, as they are.
+/// What a property computes from the inputs itself starts from these
+norm_case as_read(const norm_case& c, const capabilities& caps);
+
 /// the exact forward of the case's operation: y, r and their bounds for the normalized h (x
 /// itself for the plain operator), and residual_out for a residual add. The kernel's declared
 /// forward semantics (NC_ROUNDS_NORMALIZED) widen the y bound; a kernel that declares nothing

@@ -89,4 +89,41 @@ gradcheck_report gradcheck(const gradcheck_case& c, const backward_formula& form
 /// ε = 0, the document's [3, 4]; values from seed
 std::vector<gradcheck_case> gradcheck_cases(std::uint64_t seed);
 
+// ---- the variants (abi.h "Variants") ----
+// A variant's forward has two outputs, y = rmsnorm(h)·(offset + γ) and residual_out = h, with
+// h = x + residual; its backward takes the cotangents of both (dy, and g: the residual
+// stream's gradient) and gives dx = d_residual and dgamma. The check is of the loss
+// L = Σ dy·y + Σ g·h: its directional derivatives along x, the residual and γ, by central
+// differences of the 50-digit forward, against the analytic gradient's inner products
+// (unit directions for small cases, random ones beside them), relative to the |·| shadow.
+
+/// a variant's backward under test: from x, residual (m×n, or empty without a residual add), γ,
+/// dy and g (m×n, or empty), ε and the weight offset, it writes dx (= d_residual) and dgamma
+using variant_backward_formula = std::function<void(
+    std::int64_t m, std::int64_t n, std::span<const gradcheck_real> x, std::span<const gradcheck_real> residual,
+    std::span<const gradcheck_real> gamma, std::span<const gradcheck_real> dy, std::span<const gradcheck_real> g,
+    const gradcheck_real& epsilon, const gradcheck_real& weight_offset, std::span<gradcheck_real> dx,
+    std::span<gradcheck_real> dgamma)>;
+
+/// mistakes of the published classes, each the gradcheck must catch (every one false: the
+/// exact oracle's variant backward, oracles/variant.hpp's formulas)
+struct variant_mistakes {
+  bool residual_gradient_dropped = false;  ///< dx = d_residual without g
+  bool offset_dropped = false;             ///< u = dy·γ, not dy·(offset + γ)
+  bool offset_in_dgamma = false;           ///< dgamma = Σ dy·ĥ·(offset + γ), as if it were dy·y's
+  bool unsummed_h = false;                 ///< the backward normalizes x, not h = x + residual
+};
+variant_backward_formula variant_backward(variant_mistakes wrong = {});
+
+/// the variant of a check: a residual add or not, the weight offset
+struct variant_of_check {
+  bool residual = false;
+  double weight_offset = 0;
+};
+
+/// formula against the loss's finite differences on one case (its x, γ and dy; the residual
+/// and g drawn from options.seed)
+gradcheck_report variant_gradcheck(const gradcheck_case& c, const variant_of_check& variant,
+                                   const variant_backward_formula& formula, const gradcheck_options& options = {});
+
 }  // namespace nc::oracle

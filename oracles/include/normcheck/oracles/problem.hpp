@@ -87,6 +87,9 @@ struct forward_problem {
   /// multiply (ATen's composite rms_norm, some Triton casting modes). The y bound then carries
   /// that one more rounding; without the declaration a kernel is held to the strict bound
   bool rounds_normalized = false;
+  /// the kernel flushes fp32 subnormals to zero (NC_FLUSHES_SUBNORMALS): each operation's
+  /// underflow error is 2^-126 instead of 2^-150. Its inputs are the caller's to flush
+  bool flushes_subnormals = false;
 };
 
 /// The oracle's answer to a forward_problem.
@@ -121,6 +124,8 @@ struct backward_problem {
   /// the kernel declares NC_ROUNDS_GRADIENTS: u = dy·γ and each dgamma term dy·x̂ are rounded to
   /// x's dtype (autograd through 16-bit tensors); the dx and dgamma bounds then carry it
   bool rounds_gradients = false;
+  /// as forward_problem::flushes_subnormals
+  bool flushes_subnormals = false;
 };
 
 /// The oracle's answer to a backward_problem, with the conventions of forward_result.

@@ -31,6 +31,7 @@ struct variant_forward_problem {
   residual_rule residual = residual_rule::none;
   matrix_view residual_in;       ///< M×N in x's dtype (residual != none)
   float weight_offset = 0.0f;
+  /// the kernel flushes fp32 subnormals (plain.flushes_subnormals): a subnormal fp32 sum is 0
 };
 
 struct variant_forward_result {
