@@ -242,6 +242,7 @@ std::string absolute_kernel_spec(const std::string& spec) {
 
 struct campaign_output {
   std::optional<std::string> report_path;  ///< the JSON report, when one is asked for
+  std::optional<std::string> junit_path;   ///< the JUnit XML report, when one is asked for
   bool verbose = false;                    ///< every distribution table, not only a failing property's
   bool first_failure = false;              ///< stop after the first property that fails
 };
@@ -251,6 +252,7 @@ int run_campaign(const std::string& command, const std::vector<const property*>&
   const std::optional<std::string>& report_path = output.report_path;
   check_writable_folder("--case-dir", options.case_dir);
   if (report_path) check_writable_file(command == "run" ? "--report" : "--json", *report_path);
+  if (output.junit_path) check_writable_file("--junit", *output.junit_path);
   if (!available_isolated(k, isolation)) {
     std::fprintf(stderr, "normcheck: no device for the %s backend\n", k.backend().c_str());
     return skipped;
@@ -286,21 +288,22 @@ int run_campaign(const std::string& command, const std::vector<const property*>&
   if (options.epsilon) repeat += " --epsilon " + std::to_string(*options.epsilon);
   if (options.cases > 0) repeat += " --cases " + std::to_string(options.cases);
   progress_display display;
+  std::vector<std::string> reproduce_lines;  // a failing property's reproduce and replay lines, for --junit
   const auto start = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < selected.size(); ++i) {
     options.on_progress = [&](const progress& p) { display(p, i, selected.size()); };
     property_result r = run_property_isolated(*selected[i], k, options, isolation);
     display.done();
+    reproduce_lines.emplace_back();
     if (r.failed) {
       std::printf("\nFAIL %s after %lld cases\n%s\ncounterexample (after %lld shrinks):\n%s", r.name.c_str(),
                   static_cast<long long>(r.cases), r.failure.c_str(), static_cast<long long>(r.shrinks),
                   r.counterexample.c_str());
-      std::printf("reproduce: %s%s%s check all --property %s --kernel %s --seed %llu%s\n", r.reproduce.c_str(),
-                  r.reproduce.empty() ? "" : " ", program_path().c_str(), r.name.c_str(),
-                  absolute_kernel_spec(k.path()).c_str(), static_cast<unsigned long long>(options.seed),
-                  repeat.c_str());
-      if (!r.case_file.empty())
-        std::printf("replay:    %s replay %s\n", program_path().c_str(), absolute_path(r.case_file).c_str());
+      std::string& lines = reproduce_lines.back();
+      lines = "reproduce: " + r.reproduce + (r.reproduce.empty() ? "" : " ") + program_path() + " check all --property " +
+              r.name + " --kernel " + absolute_kernel_spec(k.path()) + " --seed " + std::to_string(options.seed) + repeat;
+      if (!r.case_file.empty()) lines += "\nreplay:    " + program_path() + " replay " + absolute_path(r.case_file);
+      std::printf("%s\n", lines.c_str());
       if (!r.case_file_error.empty())
         std::printf("the case file could NOT be written (%s); the case in full:\n%s", r.case_file_error.c_str(),
                     r.unsaved_case.c_str());
@@ -342,6 +345,16 @@ int run_campaign(const std::string& command, const std::vector<const property*>&
       return verdict == pass ? harness_error : verdict;
     }
     std::printf("report: %s\n", report_path->c_str());
+  }
+  if (output.junit_path) {
+    std::ofstream out(*output.junit_path);
+    out << to_junit(report, reproduce_lines);
+    if (!out.flush()) {
+      std::fprintf(stderr, "normcheck: cannot write the JUnit report '%s'%s\n", output.junit_path->c_str(),
+                   verdict == pass ? "" : " (the exit status is the property failure's)");
+      return verdict == pass ? harness_error : verdict;
+    }
+    std::printf("junit: %s\n", output.junit_path->c_str());
   }
   return verdict;
 }
@@ -400,6 +413,7 @@ int run_each_variant(const std::string& command, const std::vector<const propert
     std::fflush(stdout);
     campaign_output each = output;
     if (each.report_path) each.report_path = variant_report_path(*each.report_path, v);
+    if (each.junit_path) each.junit_path = variant_report_path(*each.junit_path, v);
     const int verdict = run_campaign(command + " --variant " + v, selected, k, options, each);
     if (verdict != pass && (worst == pass || verdict == property_failed)) worst = verdict;
   }
@@ -409,7 +423,7 @@ int run_each_variant(const std::string& command, const std::vector<const propert
 int command_run(int argc, char** argv) {
   const options_map o(argc, argv, 2,
                       {"backend", "kernel", "seed", "scale", "report", "case-dir", "epsilon", "mutant-cases",
-                       "mutant-jobs", "mutant-budget"},
+                       "mutant-jobs", "mutant-budget", "junit"},
                       {"verbose", "mutant-every-property"});
   if (!o.positional.empty()) throw usage_error("run takes no argument '" + o.positional[0] + "'");
   campaign_options options = options_of(o);
@@ -418,7 +432,8 @@ int command_run(int argc, char** argv) {
   std::vector<const property*> all;
   for (const property& p : all_properties()) all.push_back(&p);
   const int properties =
-      run_campaign("run", all, k, options, {o.get("report").value_or(default_report_path()), o.has("verbose")});
+      run_campaign("run", all, k, options,
+                   {o.get("report").value_or(default_report_path()), o.get("junit"), o.has("verbose")});
   // the mutation campaign seeds bugs into the shipped kernels: it says nothing about a
   // user's --kernel, and a suite that fails its own baseline has nothing to measure
   if (o.get("kernel") || properties != pass) return properties;
@@ -438,7 +453,8 @@ int command_run(int argc, char** argv) {
 
 int command_check(int argc, char** argv) {
   const options_map o(argc, argv, 2,
-                      {"backend", "kernel", "cases", "seed", "case-dir", "property", "skip", "json", "epsilon", "variant"},
+                      {"backend", "kernel", "cases", "seed", "case-dir", "property", "skip", "json", "epsilon", "variant",
+                       "junit"},
                       {"verbose", "first-failure"});
   if (o.positional.size() != 1) throw usage_error("check takes one group: forward, backward, gamma or all");
   const std::string group = o.positional[0];
@@ -471,7 +487,7 @@ int command_check(int argc, char** argv) {
   if (selected.empty()) throw usage_error("--skip leaves no property of the group '" + group + "'");
   const nc::kernel k = choose_kernel(o);
   return run_each_variant("check " + group, selected, k, options,
-                          {o.get("json"), o.has("verbose"), o.has("first-failure")});
+                          {o.get("json"), o.get("junit"), o.has("verbose"), o.has("first-failure")});
 }
 
 // runs <origin>_replay (built beside normcheck) on a fuzz regression's raw input: its exit status
@@ -757,7 +773,7 @@ struct verb {
 
 const verb verbs[] = {
     {"run", "normcheck run [--backend auto|cuda|simt] [--kernel PATH] [--seed S] [--scale X] [--report FILE] ...",
-     "  [--case-dir DIR] [--epsilon E] [--mutant-cases N] [--mutant-jobs N] [--mutant-budget S]\n"
+     "  [--case-dir DIR] [--epsilon E] [--junit FILE] [--mutant-cases N] [--mutant-jobs N] [--mutant-budget S]\n"
      "  [--mutant-every-property] [--verbose]\n"
      "  The main job: every property on the kernel, then (for the shipped kernels) the mutation campaign,\n"
      "  each mutant's suite stopping at its first kill (--mutant-every-property: every property runs).\n"
@@ -765,12 +781,14 @@ const verb verbs[] = {
      command_run},
     {"check", "normcheck check forward|backward|gamma|all [--backend auto|cuda|simt] [--kernel PATH] ...",
      "  [--cases N] [--seed S] [--case-dir DIR] [--property NAME] [--skip NAME,...] [--json FILE] [--epsilon E]\n"
-     "  [--variant NAME|all] [--verbose] [--first-failure]\n"
+     "  [--variant NAME|all] [--junit FILE] [--verbose] [--first-failure]\n"
      "  The properties of one group. Cases are drawn inside what the kernel declares (abi.h); the summary\n"
      "  lists what was not exercised. --epsilon: every case with this epsilon (a kernel with one built in).\n"
      "  --variant NAME: every case of that variant (normcheck variants lists them; the kernel must declare\n"
      "  it); the properties of the plain operator only are then not exercised. --variant all: a campaign\n"
      "  per variant the kernel declares (a --json FILE gets the variant's name before its extension).\n"
+     "  --junit FILE: JUnit XML for CI systems (a testcase per property; a failure carries the\n"
+     "  counterexample and the reproduce line).\n"
      "  --verbose prints every property's distribution table (by default only a failing one's).\n"
      "  --first-failure stops after the first property that fails (the mutation runner's --first-kill).\n",
      command_check},

@@ -657,6 +657,9 @@ void showValue(const norm_case& c, std::ostream& out) {
   for (std::int64_t i = 0; i < c.m; ++i) row("x", c.x_dtype, c.x, i);
   row("gamma", c.gamma_dtype, c.gamma, 0);
   for (std::int64_t i = 0; i < c.m; ++i) row("dy", c.x_dtype, c.dy, i);
+  if (!adds_residual(c.op)) return;
+  for (std::int64_t i = 0; i < c.m; ++i) row("residual", c.x_dtype, c.residual, i);
+  for (std::int64_t i = 0; i < c.m; ++i) row("residual_grad", c.x_dtype, c.residual_grad, i);
 }
 
 }  // namespace nc::harness

@@ -124,6 +124,71 @@ bool raised_by_kernel(const campaign_report& report, const property_result& r) {
   return !report.kernel_name.empty() && r.failure.rfind(report.kernel_name + " ", 0) == 0;
 }
 
+namespace {
+
+// text for XML 1.0: the five entities escaped, control characters but tab and newline dropped
+std::string xml(const std::string& text) {
+  std::string out;
+  for (const char ch : text) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        if (static_cast<unsigned char>(ch) >= 0x20 || ch == '\n' || ch == '\t') out += ch;
+    }
+  }
+  return out;
+}
+
+std::string seconds_text(double s) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(3) << s;
+  return out.str();
+}
+
+}  // namespace
+
+std::string to_junit(const campaign_report& report, const std::vector<std::string>& reproduce) {
+  std::int64_t failures = 0, skipped = 0;
+  for (const property_result& r : report.properties) failures += !r.passed() && r.skipped.empty(), skipped += !r.skipped.empty();
+  const std::string suite = "normcheck " + report.command;
+  std::ostringstream out;
+  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      << "<testsuites name=\"normcheck\" tests=\"" << report.properties.size() << "\" failures=\"" << failures
+      << "\" skipped=\"" << skipped << "\" time=\"" << seconds_text(report.seconds) << "\">\n"
+      << "  <testsuite name=\"" << xml(suite) << "\" tests=\"" << report.properties.size() << "\" failures=\""
+      << failures << "\" errors=\"0\" skipped=\"" << skipped << "\" time=\"" << seconds_text(report.seconds)
+      << "\" timestamp=\"" << xml(report.started) << "\">\n    <properties>\n";
+  for (const auto& [name, value] :
+       {std::pair<std::string, std::string>{"kernel", report.kernel_path}, {"kernel_name", report.kernel_name},
+        {"backend", report.backend}, {"seed", std::to_string(report.seed)}, {"capabilities", report.capabilities}})
+    out << "      <property name=\"" << name << "\" value=\"" << xml(value) << "\"/>\n";
+  out << "    </properties>\n";
+  for (std::size_t i = 0; i < report.properties.size(); ++i) {
+    const property_result& r = report.properties[i];
+    out << "    <testcase name=\"" << xml(r.name) << "\" classname=\"" << xml("normcheck." + report.backend)
+        << "\" time=\"" << seconds_text(r.seconds) << "\"";
+    if (!r.skipped.empty()) {
+      out << ">\n      <skipped message=\"" << xml(r.skipped) << "\"/>\n    </testcase>\n";
+    } else if (!r.passed()) {
+      const std::string why = r.failed ? r.failure.substr(0, r.failure.find('\n'))
+                                       : "an intended class of cases fell below its minimum share";
+      std::string text = r.failure;
+      if (!r.counterexample.empty()) text += "\ncounterexample (after " + std::to_string(r.shrinks) + " shrinks):\n" + r.counterexample;
+      if (i < reproduce.size() && !reproduce[i].empty()) text += "\n" + reproduce[i];
+      out << ">\n      <failure message=\"" << xml(why) << "\" type=\"" << (r.failed ? "property" : "distribution")
+          << "\">" << xml(text) << "</failure>\n    </testcase>\n";
+    } else {
+      out << "/>\n";
+    }
+  }
+  out << "  </testsuite>\n</testsuites>\n";
+  return out.str();
+}
+
 std::string to_json(const campaign_report& report) {
   std::ostringstream out;
   out << "{\n  \"schema\": \"normcheck-campaign\",\n  \"version\": 1,\n"

@@ -35,6 +35,12 @@ std::string format_summary(const campaign_report& report);
 /// the report as JSON (schema "normcheck-campaign", version 1)
 std::string to_json(const campaign_report& report);
 
+/// the report as JUnit XML, for CI systems: a testsuite of the campaign (kernel, backend, seed,
+/// variant as properties), a testcase per property (its seconds; a <failure> whose text is the
+/// failure, the counterexample and reproduce[i], the property's reproduce and replay lines; a
+/// <skipped> with the reason)
+std::string to_junit(const campaign_report& report, const std::vector<std::string>& reproduce);
+
 /// reports/out/run-<UTC date and time>.json under the current directory
 std::string default_report_path();
 
