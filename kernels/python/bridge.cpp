@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cerrno>
@@ -41,10 +42,12 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "contract.hpp"
+#include "normcheck/variant.hpp"
 #include "normcheck/abi.h"
 
 extern char** environ;
@@ -78,6 +81,14 @@ struct wire_operand {
   std::int64_t dtype, offset, row_stride, col_stride;
 };
 
+// the call's operation (abi.h "Variants"): residual mode, in place, the weight offset's bits
+struct wire_operation {
+  std::uint32_t residual, in_place, weight_offset_bits, zero;
+};
+inline wire_operation wire_of(const nc_operation& op) {
+  return {std::uint32_t(op.residual), op.in_place, std::bit_cast<std::uint32_t>(op.weight_offset), 0};
+}
+
 constexpr int max_kernels = 8;  // Python kernels one process can load (each a table slot)
 
 struct allocation {
@@ -92,6 +103,7 @@ struct bridge {
   nc_plugin table{};
   nc_capabilities caps{};
   std::vector<float> epsilons;
+  std::vector<nc_operation> operations;  // the declared operations (none: the plain one)
   bool loaded = false;
 
   std::mutex lock;  // one call on the socket at a time
@@ -425,6 +437,20 @@ struct entry {
     return NC_OK;
   }
 
+  // the operation and N the declaration serves (abi.h "Variants", n_multiple)
+  static nc_status outside(bridge& b, const nc_operation& op, std::int64_t n) {
+    const bool declared = b.operations.empty() ? op == nc_operation{}
+                                               : std::any_of(b.operations.begin(), b.operations.end(),
+                                                             [&](const nc_operation& o) { return o == op; });
+    if (!declared)
+      return fail(slot, NC_ERR_UNSUPPORTED, b.name + " does not serve the operation " + nc::describe_operation(op) + " ('op')");
+    if (b.caps.n_multiple > 1 && n % b.caps.n_multiple != 0)
+      return fail(slot, NC_ERR_UNSUPPORTED,
+                  b.name + " does not serve N = " + std::to_string(n) + " ('n'): a multiple of " +
+                      std::to_string(b.caps.n_multiple) + " only");
+    return NC_OK;
+  }
+
   static nc_status outside(bridge& b, std::int64_t m, std::int64_t n, nc_dtype x, nc_dtype gamma,
                            const float* epsilon) {
     const nc_capabilities& c = b.caps;
@@ -460,17 +486,27 @@ struct entry {
     if (no_r && checked.r.data == nullptr) checked.r.data = nowhere;
     if (const auto v = nc::check_forward(checked)) return fail(slot, NC_ERR_INVALID_ARGUMENT, v->message);
     if (const nc_status s = outside(b, a->m, a->n, a->x.dtype, a->gamma.dtype, &a->epsilon); s != NC_OK) return s;
+    if (const nc_status s = outside(b, a->op, a->n); s != NC_OK) return s;
     if (no_r && a->r.data != nullptr)
       return fail(slot, NC_ERR_UNSUPPORTED, b.name + " writes no r: 'r.data' must be NULL");
     struct {
       std::int64_t m, n;
       std::uint32_t epsilon_bits, zero;
       wire_operand x, gamma, y, r;
-    } message{a->m, a->n, std::bit_cast<std::uint32_t>(a->epsilon), 0, {}, {}, {}, {}};
+      wire_operation op;
+      wire_operand residual, residual_out;
+    } message{a->m, a->n, std::bit_cast<std::uint32_t>(a->epsilon), 0, {}, {}, {}, {}, wire_of(a->op), {}, {}};
     nc_status s = operand(b, "x", a->x.data, a->x.dtype, a->x.offset, a->x.row_stride, a->x.col_stride, a->m, a->n, &message.x);
     if (s == NC_OK) s = operand(b, "gamma", a->gamma.data, a->gamma.dtype, a->gamma.offset, 0, a->gamma.stride, 1, a->n, &message.gamma);
     if (s == NC_OK) s = operand(b, "y", a->y.data, a->y.dtype, a->y.offset, a->y.row_stride, a->y.col_stride, a->m, a->n, &message.y);
     if (s == NC_OK && !no_r) s = operand(b, "r", a->r.data, a->r.dtype, a->r.offset, 0, a->r.stride, 1, a->m, &message.r);
+    if (s == NC_OK && a->op.residual != NC_RESIDUAL_NONE) {
+      const nc_matrix &in = a->residual, &out = a->residual_out;
+      s = operand(b, "residual", in.data, in.dtype, in.offset, in.row_stride, in.col_stride, a->m, a->n, &message.residual);
+      if (s == NC_OK)
+        s = operand(b, "residual_out", out.data, out.dtype, out.offset, out.row_stride, out.col_stride, a->m, a->n,
+                    &message.residual_out);
+    }
     if (s != NC_OK) return s;
     return request(slot, op_forward, &message, sizeof message, nullptr, 0, true, nullptr, 0, "the forward");
   }
@@ -481,16 +517,24 @@ struct entry {
     if (a == nullptr) return fail(slot, NC_ERR_INVALID_ARGUMENT, "argument 'args' is a null pointer");
     if (const auto v = nc::check_backward(*a, 0)) return fail(slot, NC_ERR_INVALID_ARGUMENT, v->message);
     if (const nc_status s = outside(b, a->m, a->n, a->x.dtype, a->gamma.dtype, nullptr); s != NC_OK) return s;
+    if (const nc_status s = outside(b, a->op, a->n); s != NC_OK) return s;
     struct {
       std::int64_t m, n;
       wire_operand x, gamma, dy, r, dx, dgamma;
-    } message{a->m, a->n, {}, {}, {}, {}, {}, {}};
+      wire_operation op;
+      wire_operand residual_grad;
+    } message{a->m, a->n, {}, {}, {}, {}, {}, {}, wire_of(a->op), {}};
     nc_status s = operand(b, "x", a->x.data, a->x.dtype, a->x.offset, a->x.row_stride, a->x.col_stride, a->m, a->n, &message.x);
     if (s == NC_OK) s = operand(b, "gamma", a->gamma.data, a->gamma.dtype, a->gamma.offset, 0, a->gamma.stride, 1, a->n, &message.gamma);
     if (s == NC_OK) s = operand(b, "dy", a->dy.data, a->dy.dtype, a->dy.offset, a->dy.row_stride, a->dy.col_stride, a->m, a->n, &message.dy);
     if (s == NC_OK) s = operand(b, "r", a->r.data, a->r.dtype, a->r.offset, 0, a->r.stride, 1, a->m, &message.r);
     if (s == NC_OK) s = operand(b, "dx", a->dx.data, a->dx.dtype, a->dx.offset, a->dx.row_stride, a->dx.col_stride, a->m, a->n, &message.dx);
     if (s == NC_OK) s = operand(b, "dgamma", a->dgamma.data, a->dgamma.dtype, a->dgamma.offset, 0, a->dgamma.stride, 1, a->n, &message.dgamma);
+    if (s == NC_OK && a->op.residual != NC_RESIDUAL_NONE) {
+      const nc_matrix& g = a->residual_grad;
+      s = operand(b, "residual_grad", g.data, g.dtype, g.offset, g.row_stride, g.col_stride, a->m, a->n,
+                  &message.residual_grad);
+    }
     if (s != NC_OK) return s;
     return request(slot, op_backward, &message, sizeof message, nullptr, 0, true, nullptr, 0, "the backward");
   }
@@ -537,7 +581,17 @@ bool read_declaration(bridge& b, const std::string& text, std::string* error) {
     else if (key == "max_n") b.caps.max_n = std::stoll(value);
     else if (key == "max_elements") b.caps.max_elements = std::stoll(value);
     else if (key == "epsilon_bits") b.epsilons.push_back(std::bit_cast<float>(std::uint32_t(std::stoul(value, nullptr, 16))));
+    else if (key == "n_multiple") b.caps.n_multiple = std::stoll(value);
+    else if (key == "operation") {  // "residual<TAB>in_place<TAB>offset bits (hex)"
+      std::istringstream fields(value);
+      std::uint32_t residual = 0, in_place = 0;
+      std::string bits;
+      fields >> residual >> in_place >> bits;
+      b.operations.push_back({nc_residual(residual), in_place, std::bit_cast<float>(std::uint32_t(std::stoul(bits, nullptr, 16)))});
+    }
   }
+  b.caps.operation_count = std::uint32_t(b.operations.size());
+  b.caps.operations = b.operations.empty() ? nullptr : b.operations.data();
   b.caps.epsilon_count = std::uint32_t(b.epsilons.size());
   b.caps.epsilons = b.epsilons.empty() ? nullptr : b.epsilons.data();
   if (b.caps.dtype_pairs == 0) {

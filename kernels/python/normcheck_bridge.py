@@ -27,16 +27,19 @@ NC_OK, NC_ERR_INVALID_ARGUMENT, NC_ERR_UNSUPPORTED, NC_ERR_RUNTIME, NC_ERR_NO_DE
 OPERAND = struct.Struct("<QQqqqq")
 FORWARD = struct.Struct("<qqII")
 BACKWARD = struct.Struct("<qq")
+# the call's operation (abi.h "Variants"): residual mode, in place, the weight offset's fp32 bits
+OPERATION = struct.Struct("<IIII")
+RESIDUALS = {"none": 0, "rounded": 1, "fp32": 2}
 
 PAIRS = {"fp32": 1, "fp16": 2, "bf16": 4, "fp16+fp32 gamma": 8, "bf16+fp32 gamma": 16}
 LAYOUTS = {"padded_rows": 1, "offsets": 2, "misaligned": 4, "column_strided": 8}
-NC_FORWARD_ONLY, NC_NO_R, NC_ROUNDS_NORMALIZED, NC_ROUNDS_GRADIENTS = 1, 2, 4, 8
+NC_FORWARD_ONLY, NC_NO_R, NC_ROUNDS_NORMALIZED, NC_ROUNDS_GRADIENTS, NC_FLUSHES_SUBNORMALS = 1, 2, 4, 8, 16
 DTYPE_NAMES = ("fp32", "fp16", "bf16")
 # a rejection names an argument in quotes, as abi.h asks of every plugin
 ARGUMENT_NAME = re.compile(r"'(x|gamma|y|r|dy|dx|dgamma|epsilon|eps|m|n|workspace)(\.[a-z_]+)?'")
 DECLARATION_KEYS = {"style", "dtypes", "layouts", "forward_only", "writes_r", "epsilons", "max_n",
                     "max_elements", "writes_inputs", "device", "name", "backward", "rounds_normalized",
-                    "rounds_gradients"}
+                    "rounds_gradients", "operations", "n_multiple", "flushes_subnormals"}
 
 
 class declaration_error(Exception):
@@ -285,6 +288,9 @@ class kernel:
             raise declaration_error(f"kernel '{spec}' declares a backward but the module has no function "
                                     f"'{declared.get('backward', 'backward')}'")
         self.forward_only = forward_only
+        if self.style == "autograd" and declared.get("operations"):
+            raise declaration_error("NORMCHECK_CAPABILITIES['operations']: the autograd style serves the plain "
+                                    "operator only (write a variant's kernel in the functional style)")
         self.writes_inputs = set(declared.get("writes_inputs", []))
         flags = (NC_FORWARD_ONLY if forward_only else 0) | (0 if self.writes_r else NC_NO_R)
         # x_hat = x*r rounded to x's dtype before the gamma multiply (abi.h NC_ROUNDS_NORMALIZED)
@@ -293,6 +299,9 @@ class kernel:
         # u = dy*gamma and dgamma's terms dy*x_hat rounded to x's dtype (NC_ROUNDS_GRADIENTS)
         if declared.get("rounds_gradients", False):
             flags |= NC_ROUNDS_GRADIENTS
+        # fp32 subnormals read and made as zero, as a --use_fast_math build (NC_FLUSHES_SUBNORMALS)
+        if declared.get("flushes_subnormals", False):
+            flags |= NC_FLUSHES_SUBNORMALS
         # numpy arrays live in host memory, as the simt backend's do: a default size limit
         # leaves out the 8.6 GB far-row property
         max_elements = int(declared.get("max_elements", 1 << 26 if numpy_only else 0))
@@ -301,6 +310,21 @@ class kernel:
                             ("max_elements", max_elements)]
         for e in declared.get("epsilons", []):
             self.declaration.append(("epsilon_bits", "%08x" % struct.unpack("<I", struct.pack("<f", e))[0]))
+        # the variants (abi.h "Variants"): a list of {"residual": "none" | "rounded" | "fp32",
+        # "in_place": bool, "weight_offset": float}; absent: the plain operator only
+        for op in declared.get("operations", []):
+            unknown_op = set(op) - {"residual", "in_place", "weight_offset"}
+            residual = op.get("residual", "none")
+            if unknown_op or residual not in RESIDUALS:
+                raise declaration_error(f"NORMCHECK_CAPABILITIES['operations'] holds {op!r}: keys residual "
+                                        f"({' | '.join(RESIDUALS)}), in_place, weight_offset")
+            in_place = bool(op.get("in_place", False))
+            if in_place and residual == "none":
+                raise declaration_error(f"NORMCHECK_CAPABILITIES['operations'] holds {op!r}: in_place needs a residual add")
+            bits = struct.unpack("<I", struct.pack("<f", float(op.get("weight_offset", 0.0))))[0]
+            self.declaration.append(("operation", f"{RESIDUALS[residual]}\t{int(in_place)}\t{bits:08x}"))
+        if "n_multiple" in declared:
+            self.declaration.append(("n_multiple", int(declared["n_multiple"])))
         self.allocations = {}
 
     def declaration_text(self):
@@ -351,17 +375,40 @@ class kernel:
                                     f"a kernel that works in place declares 'writes_inputs': ['{name}'])")
         return out
 
-    def forward(self, m, n, epsilon, x, gamma, y, r):
+    @staticmethod
+    def variant_arguments(operation):
+        """the keyword arguments of a call's operation (none for the plain operator): weight_offset,
+        and for a residual add residual_rounding ("rounded" | "fp32") beside the operand"""
+        residual, _, offset_bits, _ = operation
+        offset = struct.unpack("<f", struct.pack("<I", offset_bits))[0]
+        kwargs = {"weight_offset": offset} if offset != 0.0 else {}
+        if residual != 0:
+            kwargs["residual_rounding"] = "rounded" if residual == 1 else "fp32"
+        return kwargs
+
+    def forward(self, m, n, epsilon, x, gamma, y, r, operation=(0, 0, 0, 0), residual=None, residual_out=None):
         xv, gv, yv = self.matrix(x, m, n), self.vector(gamma, n), self.matrix(y, m, n)
         rv = self.vector(r, m) if self.writes_r else None
+        kwargs = self.variant_arguments(operation)
+        adds = operation[0] != 0
+        inputs, names = (xv, gv), ("x", "gamma")
+        if adds:
+            # a residual add: the function takes residual=..., returns h (residual_out) last
+            inputs, names = (xv, gv, self.matrix(residual, m, n)), ("x", "gamma", "residual")
+            hv = self.matrix(residual_out, m, n)
         if self.style == "autograd":
-            def run(xi, gi):
+            def run(xi, gi, *res):
                 with self.torch.no_grad():
-                    return self.function(xi, gi, epsilon)
+                    return self.function(xi, gi, epsilon, **({"residual": res[0]} if res else {}), **kwargs)
         else:
-            def run(xi, gi):
-                return self.function(xi, gi, epsilon)
-        out = self.call((xv, gv), ("x", "gamma"), run)
+            def run(xi, gi, *res):
+                return self.function(xi, gi, epsilon, **({"residual": res[0]} if res else {}), **kwargs)
+        out = self.call(inputs, names, run)
+        h_out = None
+        if adds:
+            if not isinstance(out, (tuple, list)) or len(out) < 2:
+                raise RuntimeError("a residual add's forward returns (y, r, residual_out), or (y, residual_out) without r")
+            out, h_out = (out[0] if len(out) == 2 else tuple(out[:-1])), out[-1]
         if isinstance(out, (tuple, list)):
             if len(out) != 2:
                 raise RuntimeError(f"the forward returned {len(out)} values: must be y or (y, r)")
@@ -374,14 +421,22 @@ class kernel:
         y_out = self.result(y_out, yv, "y")
         if self.writes_r:
             r_out = self.result(r_out, rv, "r")
+        if adds:
+            h_out = self.result(h_out, hv, "residual_out")
         self.memory.store(yv, y_out)
         if self.writes_r:
             self.memory.store(rv, r_out)
+        if adds:  # in place, residual_out is the residual's memory: written after every read of it
+            self.memory.store(hv, h_out)
         self.memory.synchronize()
 
-    def backward(self, m, n, x, gamma, dy, r, dx, dgamma):
+    def backward(self, m, n, x, gamma, dy, r, dx, dgamma, operation=(0, 0, 0, 0), residual_grad=None):
         xv, gv, dyv, rv = self.matrix(x, m, n), self.vector(gamma, n), self.matrix(dy, m, n), self.vector(r, m)
         dxv, dgv = self.matrix(dx, m, n), self.vector(dgamma, n)
+        kwargs = self.variant_arguments(operation)
+        kwargs.pop("residual_rounding", None)  # the backward differentiates at the stored h either way
+        if operation[0] != 0:
+            kwargs["residual_grad"] = self.matrix(residual_grad, m, n)
         if self.style == "autograd":
             torch = self.torch
 
@@ -397,7 +452,7 @@ class kernel:
             out = self.call((xv, gv, dyv, rv), ("x", "gamma", "dy", "r"), run)
         else:
             out = self.call((dyv, xv, gv, rv), ("dy", "x", "gamma", "r"),
-                            lambda dyi, xi, gi, ri: self.backward_function(dyi, xi, gi, ri, self.last_epsilon))
+                            lambda dyi, xi, gi, ri: self.backward_function(dyi, xi, gi, ri, self.last_epsilon, **kwargs))
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise RuntimeError("the backward must return (dx, dgamma)")
         dx_out = self.result(out[0], dxv, "dx")
@@ -497,20 +552,26 @@ def serve(sock):
                 m, n, eps_bits, _ = FORWARD.unpack_from(payload, 0)
                 epsilon = struct.unpack("<f", struct.pack("<I", eps_bits))[0]
                 ops = [OPERAND.unpack_from(payload, FORWARD.size + i * OPERAND.size) for i in range(4)]
+                at = FORWARD.size + 4 * OPERAND.size
+                operation = OPERATION.unpack_from(payload, at)
+                residuals = [OPERAND.unpack_from(payload, at + OPERATION.size + i * OPERAND.size) for i in range(2)]
                 k.last_epsilon = epsilon
                 try:
-                    k.forward(m, n, epsilon, *ops)
+                    k.forward(m, n, epsilon, *ops, operation, *residuals)
                     reply(sock, NC_OK)
                 except BaseException as e:  # noqa: BLE001 -- SystemExit from the kernel included
                     reply(sock, *status_of(e, "forward"))
             elif op == OP_BACKWARD:
                 m, n = BACKWARD.unpack_from(payload, 0)
                 ops = [OPERAND.unpack_from(payload, BACKWARD.size + i * OPERAND.size) for i in range(6)]
+                at = BACKWARD.size + 6 * OPERAND.size
+                operation = OPERATION.unpack_from(payload, at)
+                residual_grad = OPERAND.unpack_from(payload, at + OPERATION.size)
                 # the backward takes no epsilon in the ABI: the forward's, as a module would keep it
                 if not hasattr(k, "last_epsilon"):
                     k.last_epsilon = 1e-6
                 try:
-                    k.backward(m, n, *ops)
+                    k.backward(m, n, *ops, operation, residual_grad)
                     reply(sock, NC_OK)
                 except BaseException as e:  # noqa: BLE001
                     reply(sock, *status_of(e, "backward"))
