@@ -1,7 +1,7 @@
 #!/bin/sh
 # cli_usage_errors.sh NORMCHECK: every out-of-range number, on the command line or in the
 # environment, is a usage error (exit 64) whose message names the value and the range it must lie in;
-# so is a --skip that names no property or leaves none.
+# so is a --skip that names no property or leaves none, and a --variant that is none or is not declared.
 normcheck=$1
 failed=0
 expect_64() {  # expect_64 TEXT-IN-THE-MESSAGE [VAR=VALUE] ARGS...
@@ -28,4 +28,8 @@ expect_64 "'gpu' (or NORMCHECK_BACKEND): must be auto, cuda or simt" "$normcheck
 expect_64 "'x': must be an integer in [0, 2^64 - 1]" "$normcheck" gradcheck --seed x
 expect_64 "--skip 'no_such_property': no property has that name" "$normcheck" check all --skip y_and_r_match_the_exact_oracle,no_such_property
 expect_64 "or --skip names it" "$normcheck" check forward --property y_and_r_match_the_exact_oracle --skip y_and_r_match_the_exact_oracle
+# a variant that is none, or that the kernel does not declare (the shipped kernels: no offset_rmsnorm)
+expect_64 "--variant 'qk_norm': must be all or a variant" "$normcheck" check all --variant qk_norm
+expect_64 "NORMCHECK_VARIANT = 'qk_norm': not a variant" NORMCHECK_VARIANT=qk_norm "$normcheck" check forward
+expect_64 "--variant offset_rmsnorm: the kernel does not declare it" "$normcheck" check forward --backend simt --variant offset_rmsnorm
 exit $failed
