@@ -18,10 +18,6 @@ struct variant_case {
   real epsilon, offset;
 };
 
-std::span<const real> row(const std::vector<real>& v, std::int64_t n, std::int64_t i) {
-  return {v.data() + i * n, static_cast<std::size_t>(n)};
-}
-
 // the loss at (x, residual, γ): Σ dy·y + Σ g·h over every row
 real loss(const variant_case& c, const std::vector<real>& x, const std::vector<real>& residual,
           const std::vector<real>& gamma) {

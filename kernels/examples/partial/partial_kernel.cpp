@@ -120,11 +120,11 @@ nc_status unsupported(const std::string& what) {
 // what the kernel computes, whatever it declares: the variant it is built as (the plain
 // operator for the others)
 #if defined(PARTIAL_FUSED_ADD) || defined(PARTIAL_FUSED_ADD_UNDECLARED)
-bool computes(const nc_operation& op) { return op.residual == NC_RESIDUAL_FP32 && op.weight_offset == 0.0f; }
+[[maybe_unused]] bool computes(const nc_operation& op) { return op.residual == NC_RESIDUAL_FP32 && op.weight_offset == 0.0f; }
 #elif defined(PARTIAL_GEMMA) || defined(PARTIAL_GEMMA_UNDECLARED)
-bool computes(const nc_operation& op) { return op.residual == NC_RESIDUAL_NONE && op.weight_offset == 1.0f; }
+[[maybe_unused]] bool computes(const nc_operation& op) { return op.residual == NC_RESIDUAL_NONE && op.weight_offset == 1.0f; }
 #else
-bool computes(const nc_operation& op) { return op.residual == NC_RESIDUAL_NONE && op.weight_offset == 0.0f; }
+[[maybe_unused]] bool computes(const nc_operation& op) { return op.residual == NC_RESIDUAL_NONE && op.weight_offset == 0.0f; }
 #endif
 
 // the kernel's own shape rule (none but for the N-multiple kernel), whatever it declares
@@ -203,7 +203,7 @@ struct arithmetic_mode {
 };
 
 nc_status forward_declared(const nc_forward_args* a) {
-  const arithmetic_mode mode;
+  [[maybe_unused]] const arithmetic_mode mode;
   if (caps.flags & NC_NO_R) return forward_no_r(a);
   if (auto v = nc::check_forward(*a)) return rejected(*v);
   if (nc_status s = outside(*a); s != NC_OK) return s;
@@ -217,7 +217,7 @@ nc_status forward_declared(const nc_forward_args* a) {
 }
 
 nc_status backward_declared(const nc_backward_args* a) {
-  const arithmetic_mode mode;
+  [[maybe_unused]] const arithmetic_mode mode;
   if (auto v = nc::check_backward(*a, 0)) return rejected(*v);
   if (nc_status s = outside_operation(a->op, a->n); s != NC_OK) return s;
   if (!served_pair(a->x.dtype, a->gamma.dtype)) return unsupported("this (x, gamma) dtype pair ('x', 'gamma')");
