@@ -10,6 +10,7 @@
 // that reports none, or another path, is held to the two exact bounds instead).
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "normcheck/harness/execute.hpp"
@@ -118,11 +119,32 @@ calls calls_for(const kernel& k, const nc_operation& op) {
   return k.capabilities().backward() && op.residual != NC_RESIDUAL_FP32 ? calls::forward_and_backward : calls::forward;
 }
 
-void tag(observation& o, const norm_case& c, const outputs& a, const outputs& b) {
-  o.tag("operation", describe_operation(c.op));
-  o.tag("dtype", dtype_class(c));
-  o.tag("paths", same_path(a, b) ? "same" : "differ");
-}
+// the two calls of a relation — the case and its twin, run alike — and their comparison: y
+// and r always, residual_out, dx and dgamma where the relation asks for them
+struct related_calls {
+  calls which;
+  outputs a, b;
+  oracle::forward_result fa, fb;
+  std::optional<oracle::backward_result> ba, bb;
+  comparison v;
+
+  related_calls(const kernel& k, const norm_case& c, const norm_case& twin, observation& o, std::string claim)
+      : which(calls_for(k, c.op)),
+        a(execute(k, c, which)),
+        b(execute(k, twin, which)),
+        fa(exact_forward_of(c, k.capabilities())),
+        fb(exact_forward_of(twin, k.capabilities())),
+        v(same_path(a, b), std::move(claim)) {
+    o.tag("operation", describe_operation(c.op));
+    o.tag("dtype", dtype_class(c));
+    o.tag("paths", same_path(a, b) ? "same" : "differ");
+    v.matrix("y", c.x_dtype, a.y, b.y, c.n, &fa.y_bound, &fb.y_bound);
+    if (k.capabilities().writes_r()) v.matrix("r", NC_F32, a.r, b.r, 1, &fa.r_bound, &fb.r_bound);
+    if (which == calls::forward_and_backward)
+      ba = exact_backward_of(c, c.dy, k.capabilities()), bb = exact_backward_of(twin, twin.dy, k.capabilities());
+  }
+  bool backward() const { return ba.has_value(); }
+};
 
 // ---- add(x, residual) is the plain operator of x + residual where that sum is exact ----
 
@@ -145,26 +167,14 @@ void check_add_is_plain_of_sum(const kernel& k, const norm_case& c, observation&
   norm_case twin = c;
   twin.op = plain_twin(c.op);
   twin.residual.clear(), twin.residual_grad.clear();
-  std::vector<std::uint32_t> h(c.x.size());
-  for (std::size_t e = 0; e < h.size(); ++e)
-    h[e] = bits_of(c.x_dtype, value_of(c.x_dtype, c.x[e]) + value_of(c.x_dtype, c.residual[e]));
-  twin.x = h;
-  const calls which = calls_for(k, c.op);
-  const outputs a = execute(k, c, which), b = execute(k, twin, which);
-  tag(o, c, a, b);
-  const bool bits = same_path(a, b);
-  const auto ea = exact_forward_of(c, k.capabilities()), eb = exact_forward_of(twin, k.capabilities());
-  comparison v(bits, "add(x, residual) must give the plain operator's outputs on h = x + residual (an exact sum)");
-  v.matrix("residual_out", c.x_dtype, a.residual_out, h, c.n);  // h itself: bits whatever the path
-  v.matrix("y", c.x_dtype, a.y, b.y, c.n, &ea.y_bound, &eb.y_bound);
-  if (k.capabilities().writes_r()) v.matrix("r", NC_F32, a.r, b.r, 1, &ea.r_bound, &eb.r_bound);
+  for (std::size_t e = 0; e < c.x.size(); ++e)
+    twin.x[e] = bits_of(c.x_dtype, value_of(c.x_dtype, c.x[e]) + value_of(c.x_dtype, c.residual[e]));
+  related_calls r(k, c, twin, o, "add(x, residual) must give the plain operator's outputs on h = x + residual (an exact sum)");
+  r.v.matrix("residual_out", c.x_dtype, r.a.residual_out, twin.x, c.n);  // h itself: bits whatever the path
   // the backward at the same h with the same dy: the same dgamma (dx differs by the residual
   // stream's gradient, which the differential property judges)
-  if (which == calls::forward_and_backward) {
-    const auto ba = exact_backward_of(c, c.dy, k.capabilities()), bb = exact_backward_of(twin, twin.dy, k.capabilities());
-    v.matrix("dgamma", c.gamma_dtype, a.dgamma, b.dgamma, c.n, &ba.dgamma_bound, &bb.dgamma_bound);
-  }
-  v.finish();
+  if (r.backward()) r.v.matrix("dgamma", c.gamma_dtype, r.a.dgamma, r.b.dgamma, c.n, &r.ba->dgamma_bound, &r.bb->dgamma_bound);
+  r.v.finish();
 }
 
 // ---- offset 1 with gamma is offset 0 with gamma + 1, where gamma + 1 is exact ----
@@ -179,26 +189,22 @@ rc::Gen<norm_case> offset_cases() {
   });
 }
 
+// residual_out, dx and dgamma of two calls that must agree on them
+void same_backward_and_residual(related_calls& r, const norm_case& c) {
+  if (adds_residual(c.op)) r.v.matrix("residual_out", c.x_dtype, r.a.residual_out, r.b.residual_out, c.n);
+  if (!r.backward()) return;
+  r.v.matrix("dx", c.x_dtype, r.a.dx, r.b.dx, c.n, &r.ba->dx_bound, &r.bb->dx_bound);
+  r.v.matrix("dgamma", c.gamma_dtype, r.a.dgamma, r.b.dgamma, c.n, &r.ba->dgamma_bound, &r.bb->dgamma_bound);
+}
+
 void check_offset_is_gamma_plus_one(const kernel& k, const norm_case& c, observation& o) {
   norm_case twin = c;
   twin.op = offset_twin(c.op);
   for (auto& g : twin.gamma) g = bits_of(c.gamma_dtype, value_of(c.gamma_dtype, g) + 1.0);
-  const calls which = calls_for(k, c.op);
-  const outputs a = execute(k, c, which), b = execute(k, twin, which);
-  tag(o, c, a, b);
-  const bool bits = same_path(a, b);
-  const auto ea = exact_forward_of(c, k.capabilities()), eb = exact_forward_of(twin, k.capabilities());
-  comparison v(bits, "offset 1 with gamma must give the outputs of offset 0 with gamma + 1 (an exact sum)");
-  v.matrix("y", c.x_dtype, a.y, b.y, c.n, &ea.y_bound, &eb.y_bound);
-  if (k.capabilities().writes_r()) v.matrix("r", NC_F32, a.r, b.r, 1, &ea.r_bound, &eb.r_bound);
-  if (adds_residual(c.op)) v.matrix("residual_out", c.x_dtype, a.residual_out, b.residual_out, c.n);
-  if (which == calls::forward_and_backward) {
-    const auto ba = exact_backward_of(c, c.dy, k.capabilities()), bb = exact_backward_of(twin, twin.dy, k.capabilities());
-    v.matrix("dx", c.x_dtype, a.dx, b.dx, c.n, &ba.dx_bound, &bb.dx_bound);
-    // dgamma = sum dy*x*r: the offset has no gradient, gamma none either
-    v.matrix("dgamma", c.gamma_dtype, a.dgamma, b.dgamma, c.n, &ba.dgamma_bound, &bb.dgamma_bound);
-  }
-  v.finish();
+  related_calls r(k, c, twin, o, "offset 1 with gamma must give the outputs of offset 0 with gamma + 1 (an exact sum)");
+  // dgamma = sum dy*x*r: the offset has no gradient, gamma none either
+  same_backward_and_residual(r, c);
+  r.v.finish();
 }
 
 // ---- in place: the output aliases the residual it replaces, and nothing else changes ----
@@ -207,21 +213,9 @@ void check_in_place_is_separate(const kernel& k, const norm_case& c, observation
   norm_case twin = c;
   twin.op = separate_twin(c.op);
   twin.layout.residual_out = c.layout.y;
-  const calls which = calls_for(k, c.op);
-  const outputs a = execute(k, c, which), b = execute(k, twin, which);
-  tag(o, c, a, b);
-  const bool bits = same_path(a, b);
-  const auto e = exact_forward_of(c, k.capabilities());
-  comparison v(bits, "an in-place residual add must give the outputs of the same add into a separate output");
-  v.matrix("residual_out", c.x_dtype, a.residual_out, b.residual_out, c.n);
-  v.matrix("y", c.x_dtype, a.y, b.y, c.n, &e.y_bound, &e.y_bound);
-  if (k.capabilities().writes_r()) v.matrix("r", NC_F32, a.r, b.r, 1, &e.r_bound, &e.r_bound);
-  if (which == calls::forward_and_backward) {
-    const auto be = exact_backward_of(c, c.dy, k.capabilities());
-    v.matrix("dx", c.x_dtype, a.dx, b.dx, c.n, &be.dx_bound, &be.dx_bound);
-    v.matrix("dgamma", c.gamma_dtype, a.dgamma, b.dgamma, c.n, &be.dgamma_bound, &be.dgamma_bound);
-  }
-  v.finish();
+  related_calls r(k, c, twin, o, "an in-place residual add must give the outputs of the same add into a separate output");
+  same_backward_and_residual(r, c);
+  r.v.finish();
 }
 
 }  // namespace
