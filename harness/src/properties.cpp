@@ -813,6 +813,7 @@ rc::Gen<norm_case> boundary_cases() {
     // the carrier of the sweep's seed: a valid empty call (M = 0), so its case file reads back
     norm_case c;
     c.n = drawing_domain().n_multiple;
+    c.op = drawing_domain().operations.front();  // an operation the kernel declares
     c.epsilon = usual_epsilon();
     c.layout = contiguous_layouts(c.n);
     c.gamma.assign(std::size_t(c.n), bits_of(c.gamma_dtype, 1.0));
@@ -830,7 +831,12 @@ bool lists_table_paths(const kernel& k) {
 }
 
 void check_dispatch_boundaries(const kernel& k, const norm_case& sweep, observation& o) {
-  static const case_profile profile = case_profile::differential();
+  // every cell of an operation the kernel declares (abi.h "Variants": a residual add's
+  // operands take the vector paths too), one the sweep's seed draws a cell
+  // (its backward judged where the kernel has one)
+  case_profile profile = case_profile::differential();
+  profile.variants = true, profile.backward = drawing_domain().backward();
+  const std::vector<nc_operation> operations = drawable_operations(profile);
   // the campaign's domain: the kernel's capabilities, epsilon pinned where --epsilon pins it
   const capabilities& caps = drawing_domain();
   const float epsilon = usual_epsilon();
@@ -854,9 +860,11 @@ void check_dispatch_boundaries(const kernel& k, const norm_case& sweep, observat
         if (caps.max_elements > 0) c.m = std::min(c.m, caps.max_elements / c.n);
         c.layout = contiguous_layouts(c.n);
         draw = draw * 6364136223846793005ull + 1442695040888963407ull;
+        if (!operations.empty()) c.op = operations[(draw >> 33) % operations.size()];
         c = rc::gen::exec([&] {
           norm_case v = c;
           draw_values(v, profile);
+          draw_residual(v, profile);
           return v;
         })(rc::Random(draw), 0).value();
         outputs out;
@@ -1004,6 +1012,12 @@ std::string needs_backward(const capabilities& caps) {
          "kernel declares no other operation";
 }
 
+// the sweep runs the backward where there is one: a kernel with a backward whose every declared
+// operation is an fp32-sum residual add (its backward not judged) has no operation to sweep
+std::string needs_a_sweep_operation(const capabilities& caps) {
+  return caps.backward() ? needs_backward(caps) : "";
+}
+
 std::string needs_layouts(const capabilities& caps) {
   return caps.layouts != 0 ? "" : "it compares strided views with dense ones: the kernel declares dense operands only";
 }
@@ -1115,8 +1129,9 @@ const std::vector<property>& all_properties() {
          check_isolation, join({every_dtype, {{"non-finite rows", "one", 0.2}, {"non-finite rows", "several", 0.1}}})},
         contract_property(),
         // a case is a sweep of about 130 calls: 3 cases whatever --cases asks (every cell in each)
-        {"the_dispatch_boundaries_match_the_exact_oracle", {"forward", "backward", "gamma"}, 3, boundary_cases(),
-         check_dispatch_boundaries, boundary_intents(), "", 3},
+        drawing_variants({"the_dispatch_boundaries_match_the_exact_oracle", {"forward", "backward", "gamma"}, 3,
+                          boundary_cases(), check_dispatch_boundaries, boundary_intents(), "", 3,
+                          needs_a_sweep_operation}),
         {"a_batch_taller_than_the_grid_gives_its_pieces_bits", {"forward", "backward"}, 6,
          tall_wide_cases(), check_tall_batch, {{"backward slots", "loop", 0.85}},
          "up to 4M elements a case; the simt grid of 16 blocks already loops in every other property", 6,
