@@ -5,7 +5,10 @@
 #include "normcheck/oracles/exact.hpp"
 
 namespace nc::oracle {
+namespace {
 
+// the inputs a variant's forward normalizes, as fp32 values (exactly representable): h = x +
+// residual under the rule, M×N row-major; and g = fl32(offset + gamma), N entries
 std::vector<float> normalized_input(const variant_forward_problem& p) {
   const forward_problem& f = p.plain;
   std::vector<float> h(std::size_t(f.m * f.n));
@@ -28,6 +31,8 @@ std::vector<float> offset_gamma(const vector_view& gamma, std::int64_t n, float 
   for (std::int64_t j = 0; j < n; ++j) g[std::size_t(j)] = float(double(weight_offset) + gamma.at(j));
   return g;
 }
+
+}  // namespace
 
 variant_forward_result exact_variant_forward(const variant_forward_problem& p) {
   variant_forward_result out;

@@ -30,8 +30,7 @@ struct variant_forward_problem {
   forward_problem plain;
   residual_rule residual = residual_rule::none;
   matrix_view residual_in;       ///< M×N in x's dtype (residual != none)
-  float weight_offset = 0.0f;
-  /// the kernel flushes fp32 subnormals (plain.flushes_subnormals): a subnormal fp32 sum is 0
+  float weight_offset = 0.0f;  ///< (with plain.flushes_subnormals a subnormal fp32 sum is 0)
 };
 
 struct variant_forward_result {
@@ -51,10 +50,5 @@ struct variant_backward_problem {
 };
 
 backward_result exact_variant_backward(const variant_backward_problem& problem);
-
-/// the inputs a variant's forward normalizes, as fp32 values (exactly representable): h = x +
-/// residual under the rule, M×N row-major; and g = fl32(offset + gamma), N entries
-std::vector<float> normalized_input(const variant_forward_problem& problem);
-std::vector<float> offset_gamma(const vector_view& gamma, std::int64_t n, float weight_offset);
 
 }  // namespace nc::oracle
