@@ -2,7 +2,9 @@
 # Moving a cuda build to a GPU machine that has only the CUDA toolkit, in a small folder.
 #   carry.sh pack     (development machine) build/cuda -> .gpucarry/: the programs, every
 #                     plugin, the Python bridge's script, the mutant manifest and ctest's files,
-#                     stripped; the mutant plugins in one xz archive (BUILD names another build)
+#                     stripped; the mutants' cuda plugins, built first, in one xz archive (BUILD
+#                     names another build; MUTANTS='ID ...' builds and carries those mutants
+#                     only, shell patterns allowed: the whole zoo's, about 73 MiB, exceed the device tool's 64)
 #   carry.sh unpack   (GPU machine) .gpucarry/ -> build/cuda, ctest's paths rewritten to
 #                     this checkout, the mutant plugins extracted
 # Only the standard tools and python3 are needed on the GPU machine.
@@ -31,9 +33,23 @@ case "${1:-}" in
     # the Python bridge's worker script and the torch peer sit beside the plugins
     cp "$BUILD"/lib/*.py "$CARRY/lib/" 2>/dev/null || true
     [ -f "$BUILD/lib/normcheck_mutants.json" ] && cp "$BUILD/lib/normcheck_mutants.json" "$CARRY/lib/"
-    if ls "$BUILD"/lib/libnormcheck_mutant_*_cuda.so >/dev/null 2>&1; then
-      (cd "$BUILD/lib" && tar cf - libnormcheck_mutant_*_cuda.so) | xz -T2 -6 > "$CARRY/mutants.tar.xz"
+    # the mutants' cuda plugins are not in the default build: build those asked for
+    mutants=() targets=()
+    set -f; patterns=(${MUTANTS:-*}); set +f
+    if grep -q '^NORMCHECK_ENABLE_CUDA:BOOL=ON' "$BUILD/CMakeCache.txt"; then
+      for pattern in "${patterns[@]}"; do
+        for f in mutants/catalog/$pattern.mutant; do
+          [ -f "$f" ] || continue
+          id=$(basename "$f" .mutant)
+          targets+=("mutant_${id}_cuda") mutants+=("libnormcheck_mutant_${id}_cuda.so")
+        done
+      done
     fi
+    [ ${#targets[@]} -eq 0 ] || cmake --build "$BUILD" --target "${targets[@]}" >&2
+    if [ ${#mutants[@]} -gt 0 ]; then
+      (cd "$BUILD/lib" && tar cf - "${mutants[@]}") | xz -T2 -6 > "$CARRY/mutants.tar.xz"
+    fi
+    echo "carry.sh: ${#mutants[@]} cuda mutant plugin(s)"
     du -sh "$CARRY"
     ;;
   unpack)
