@@ -33,10 +33,12 @@ index_range range_of(const call_spec& c, int k) {
   const wide rows = std::max<std::int64_t>(c.rows(k), 0), cols = std::max<std::int64_t>(c.cols(k), 0);
   r.count = rows * cols;
   if (r.count == 0) return r;
-  const wide rs = rows > 1 ? o.row_stride : 0, cs = cols > 1 ? o.col_stride : 0;
-  const wide a = clamped((rows - 1) * rs), b = clamped((cols - 1) * cs);
-  r.first = o.offset + std::min<wide>(a, 0) + std::min<wide>(b, 0);
-  r.last = o.offset + std::max<wide>(a, 0) + std::max<wide>(b, 0);
+  // a per-head view's rows: tokens at the row stride, heads at the head stride
+  const wide heads = is_matrix(k) && c.heads > 1 && rows > 0 ? c.heads : 1, tokens = rows / heads;
+  const wide rs = tokens > 1 ? o.row_stride : 0, hs = heads > 1 ? o.head_stride : 0, cs = cols > 1 ? o.col_stride : 0;
+  const wide a = clamped((tokens - 1) * rs), h = clamped((heads - 1) * hs), b = clamped((cols - 1) * cs);
+  r.first = o.offset + std::min<wide>(a, 0) + std::min<wide>(h, 0) + std::min<wide>(b, 0);
+  r.last = o.offset + std::max<wide>(a, 0) + std::max<wide>(h, 0) + std::max<wide>(b, 0);
   return r;
 }
 
@@ -72,7 +74,9 @@ std::int64_t call_spec::cols(int k) const {
 
 std::int64_t call_spec::index(int k, std::int64_t i, std::int64_t j) const {
   const operand& o = ops[std::size_t(k)];
-  return o.offset + (is_matrix(k) ? i * o.row_stride : 0) + j * o.col_stride;
+  if (!is_matrix(k)) return o.offset + j * o.col_stride;
+  const std::int64_t row = heads > 1 ? (i / heads) * o.row_stride + (i % heads) * o.head_stride : i * o.row_stride;
+  return o.offset + row + j * o.col_stride;
 }
 
 byte_span span_of(const call_spec& c, int k) {
@@ -332,10 +336,18 @@ nc_forward_args forward_args(const call_spec& c, const arena& a) {
                     vector_arg(c, a, op_r), nullptr};
   f.op = c.op;
   if (adds_residual(c.op)) f.residual = matrix_arg(c, a, op_residual), f.residual_out = matrix_arg(c, a, op_residual_out);
+  if (c.op.rows == NC_ROWS_HEADS) {
+    const auto head = [&](int k) { return c.ops[std::size_t(k)].head_stride; };
+    f.head = {c.heads, head(op_x), head(op_y), head(op_residual), head(op_residual_out)};
+  }
   return f;
 }
 
 nc_backward_args backward_args(const call_spec& c, const arena& a) {
+  const auto head = [&](int k) { return c.ops[std::size_t(k)].head_stride; };
+  const nc_backward_heads heads = c.op.rows == NC_ROWS_HEADS
+                                      ? nc_backward_heads{c.heads, head(op_x), head(op_dy), head(op_dx), head(op_residual_grad)}
+                                      : nc_backward_heads{};
   return {c.m,
           c.n,
           matrix_arg(c, a, op_x),
@@ -348,7 +360,8 @@ nc_backward_args backward_args(const call_spec& c, const arena& a) {
           c.workspace_bytes,
           nullptr,
           c.op,
-          adds_residual(c.op) ? matrix_arg(c, a, op_residual_grad) : nc_matrix{}};
+          adds_residual(c.op) ? matrix_arg(c, a, op_residual_grad) : nc_matrix{},
+          heads};
 }
 
 call_result run_call(const kernel& k, const call_spec& c, arena& a) {
@@ -402,6 +415,7 @@ std::string describe(const call_spec& c) {
     out << " off " << o.offset;
     if (o.matrix) out << " rs " << o.row_stride << " cs " << o.col_stride;
     else out << " stride " << o.col_stride;
+    if (o.matrix && c.heads > 1) out << " hs " << o.head_stride;
     out << "}";
   }
   if (c.backward)

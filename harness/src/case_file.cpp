@@ -45,6 +45,7 @@ void write_matrix_layout(std::ostream& out, const char* name, const matrix_layou
   out << name << ".offset = " << l.offset << "\n"
       << name << ".row_stride = " << l.row_stride << "\n"
       << name << ".col_stride = " << l.col_stride << "\n";
+  if (l.head_stride != 0) out << name << ".head_stride = " << l.head_stride << "\n";
 }
 
 void write_vector_layout(std::ostream& out, const char* name, const vector_layout& l) {
@@ -92,6 +93,7 @@ std::string to_text(const case_file& file) {
     out << "op.residual = " << residual_name(c.op.residual) << "\n" << "op.in_place = " << c.op.in_place << "\n";
     out << "op.weight_offset = 0x" << hex(std::bit_cast<std::uint32_t>(c.op.weight_offset), 8) << "  # "
         << c.op.weight_offset << "\n";
+    if (c.op.rows == NC_ROWS_HEADS) out << "op.rows = heads\n" << "heads = " << c.heads << "\n";
   }
   if (adds_residual(c.op)) {
     write_matrix_layout(out, "residual", c.layout.residual);
@@ -189,12 +191,16 @@ case_file parse_case_file(const std::string& text) {
     if (value.rfind("0x", 0) != 0 || *end != '\0') throw fail(line, "epsilon must be fp32 bits in hex (0x...)");
     c.epsilon = std::bit_cast<float>(std::uint32_t(bits));
   }
+  // a per-head view's head strides are written only where they are not 0
+  const auto matrix = [&](const std::string& name, matrix_layout& l) {
+    l.offset = integer(name + ".offset");
+    l.row_stride = integer(name + ".row_stride");
+    l.col_stride = integer(name + ".col_stride");
+    if (keys.count(name + ".head_stride")) l.head_stride = integer(name + ".head_stride");
+  };
   for (auto [name, l] : {std::pair<const char*, matrix_layout*>{"x", &c.layout.x}, {"y", &c.layout.y},
-                         {"dy", &c.layout.dy}, {"dx", &c.layout.dx}}) {
-    l->offset = integer(std::string(name) + ".offset");
-    l->row_stride = integer(std::string(name) + ".row_stride");
-    l->col_stride = integer(std::string(name) + ".col_stride");
-  }
+                         {"dy", &c.layout.dy}, {"dx", &c.layout.dx}})
+    matrix(name, *l);
   for (auto [name, l] : {std::pair<const char*, vector_layout*>{"gamma", &c.layout.gamma}, {"r", &c.layout.r},
                          {"dgamma", &c.layout.dgamma}}) {
     l->offset = integer(std::string(name) + ".offset");
@@ -214,15 +220,20 @@ case_file parse_case_file(const std::string& text) {
     const unsigned long bits = std::strtoul(offset.c_str(), &end, 16);
     if (offset.rfind("0x", 0) != 0 || *end != '\0') throw fail(at, "op.weight_offset must be fp32 bits in hex (0x...)");
     c.op.weight_offset = std::bit_cast<float>(std::uint32_t(bits));
+    if (keys.count("op.rows")) {
+      const auto [rows, row_line] = take("op.rows");
+      if (rows != "heads") throw fail(row_line, "op.rows must be heads (2-D rows have no op.rows line), got '" + rows + "'");
+      c.op.rows = NC_ROWS_HEADS;
+      c.heads = integer("heads");
+      if (c.heads < 1 || (c.m % c.heads) != 0)
+        throw case_file_error("case file: heads must be >= 1 and divide m = " + std::to_string(c.m));
+    }
     keys.erase("variant");  // a comment for readers: op.* say what the operation is
   }
   if (adds_residual(c.op))
     for (auto [name, l] : {std::pair<const char*, matrix_layout*>{"residual", &c.layout.residual},
-                           {"residual_out", &c.layout.residual_out}, {"residual_grad", &c.layout.residual_grad}}) {
-      l->offset = integer(std::string(name) + ".offset");
-      l->row_stride = integer(std::string(name) + ".row_stride");
-      l->col_stride = integer(std::string(name) + ".col_stride");
-    }
+                           {"residual_out", &c.layout.residual_out}, {"residual_grad", &c.layout.residual_grad}})
+      matrix(name, *l);
   for (auto& [key, entry] : keys) {
     if (key.rfind("param.", 0) == 0) c.parameters[key.substr(6)] = entry.first;
     else file.metadata[key] = entry.first;

@@ -36,14 +36,17 @@ struct rule {
   bool backward;        // the call it breaks
   std::string rule_id;  // the rule of the catalog it breaks (normcheck/contract_rules.hpp)
   std::function<void(call&, const norm_case&)> apply;
-  // the case must be this big for the rule to be breakable (a row stride needs two rows,
-  // overlapping rows two columns as well); a workspace rule needs a call that needs a workspace
+  // the case must be this big for the rule to be breakable (a row stride needs two rows, of a
+  // per-head view two tokens; overlapping rows two columns as well); a workspace rule needs a
+  // call that needs a workspace
   std::int64_t min_rows = 1, min_n = 1;
   // a rule abi.h asks of the caller for the kernel's sake (the workspace's alignment): a kernel
   // that needs less may serve the call instead, and then must give the bits of a call that
   // keeps the rule, touching nothing outside what it was given
   bool may_serve = false;
   needs_op op = needs_op::any;
+  // per-head rows (abi.h NC_ROWS_HEADS): the valid call has them, with this many heads or more
+  std::int64_t min_heads = 0;
   // the argument the message must name: the catalog's for the rule
   std::string argument() const { return std::string(find_contract_rule(rule_id)->argument); }
   bool workspace() const { return rule_id.rfind("workspace", 0) == 0; }
@@ -54,7 +57,7 @@ nc_dtype wrong_gamma(nc_dtype x) { return x == NC_F32 ? NC_F16 : x == NC_F16 ? N
 
 // a layout whose last element lies past 2^63 elements
 void overflow_layout(nc_matrix& a, const norm_case& c) {
-  if (c.m >= 2) a.row_stride = std::int64_t(1) << 62;
+  if (c.m / heads_of(c) >= 2) a.row_stride = std::int64_t(1) << 62;  // two rows (of a per-head view: tokens)
   else if (c.n >= 2) a.col_stride = std::int64_t(1) << 62;
   else a.offset = std::int64_t(1) << 62;
 }
@@ -166,6 +169,45 @@ void operation_rules(std::vector<rule>& out) {
                    o::residual));
 }
 
+// per-head rows (abi.h "Variants"): the operation's geometry, the heads, each view's head stride
+using head_of = std::int64_t& (*)(call&);
+void head_rules(std::vector<rule>& out) {
+  const auto on_heads = [](rule r, std::int64_t heads, needs_op op = needs_op::any) {
+    r.min_heads = heads, r.op = op;
+    return r;
+  };
+  for (const bool backward : {false, true}) {
+    const std::string who = backward ? "backward: " : "";
+    const auto op_of = [backward](call& k) -> nc_operation& { return backward ? k.b.op : k.f.op; };
+    const auto heads_of = [backward](call& k) -> std::int64_t& { return backward ? k.b.head.heads : k.f.head.heads; };
+    out.push_back({who + "op.rows is no nc_rows", backward, "op.rows",
+                   [op_of](call& k, const norm_case&) { op_of(k).rows = nc_rows(5); }, 1, 1, false, needs_op::variants});
+    out.push_back(on_heads({who + "head.heads is 0", backward, "head.heads",
+                            [heads_of](call& k, const norm_case&) { heads_of(k) = 0; }},
+                           1));
+    out.push_back(on_heads({who + "head.heads does not divide m", backward, "head.heads",
+                            [heads_of](call& k, const norm_case& c) { heads_of(k) = c.m + 1; }},
+                           1));
+  }
+  const auto stride = [&](const char* name, bool backward, head_of at, needs_op op = needs_op::any) {
+    out.push_back(on_heads({std::string(backward ? "backward: " : "") + name + " has a zero head stride", backward,
+                            std::string(name) + ".head_stride", [at](call& k, const norm_case&) { at(k) = 0; }},
+                           2, op));
+  };
+  stride("x", false, [](call& k) -> std::int64_t& { return k.f.head.x; });
+  stride("y", false, [](call& k) -> std::int64_t& { return k.f.head.y; });
+  stride("x", true, [](call& k) -> std::int64_t& { return k.b.head.x; });
+  stride("dy", true, [](call& k) -> std::int64_t& { return k.b.head.dy; });
+  stride("dx", true, [](call& k) -> std::int64_t& { return k.b.head.dx; });
+  stride("residual", false, [](call& k) -> std::int64_t& { return k.f.head.residual; }, needs_op::residual);
+  stride("residual_out", false, [](call& k) -> std::int64_t& { return k.f.head.residual_out; }, needs_op::separate);
+  stride("residual_grad", true, [](call& k) -> std::int64_t& { return k.b.head.residual_grad; }, needs_op::residual);
+  // two heads of x one element apart: their rows share addresses
+  out.push_back(on_heads({"x's heads overlap", false, "x.distinct",
+                          [](call& k, const norm_case&) { k.f.head.x = 1, k.f.x.col_stride = 1; }, 1, 2},
+                         2));
+}
+
 // the layout rules of a vector operand of `count` entries (gamma: N, r: M)
 void vector_rules(std::vector<rule>& out, bool backward, const char* name, vector_of at, bool rows) {
   const std::string who = std::string(backward ? "backward: " : "") + name, id = name;
@@ -235,6 +277,7 @@ const std::vector<rule>& rules() {
     vector_rules(out, true, "r", [](call& k) -> nc_vector& { return k.b.r; }, true);
     vector_rules(out, true, "dgamma", [](call& k) -> nc_vector& { return k.b.dgamma; }, false);
     operation_rules(out);
+    head_rules(out);
     return out;
   }();
   return list;
@@ -249,7 +292,7 @@ std::vector<nc_operation> operations_for(const rule& r, const capabilities& caps
     const bool add = op.residual != NC_RESIDUAL_NONE;
     const bool fits = r.op == needs_op::any || r.op == needs_op::variants || (r.op == needs_op::residual && add) ||
                       (r.op == needs_op::separate && add && !op.in_place) || (r.op == needs_op::in_place && op.in_place);
-    if (fits) out.push_back(op);
+    if (fits && (r.min_heads == 0 || op.rows == NC_ROWS_HEADS)) out.push_back(op);
   }
   return out;
 }
@@ -319,20 +362,26 @@ rc::Gen<norm_case> contract_cases() {
     for (const rule& r : rules()) weights.push_back(rule_needs(r, drawing_domain()).empty() ? 1 : 0);
     const rule& r = rules()[*gen_weighted_index(weights)];
     const case_profile& profile = r.workspace() ? tall : r.min_rows > 1 ? two_rows : small;
-    norm_case c = *gen_case(profile);
-    while (c.n < r.min_n) c = *gen_case(profile);
     // a valid call of an operation the rule needs (abi.h "Variants"), among those declared
     const std::vector<nc_operation> ops = operations_for(r, drawing_domain());
-    if (!ops.empty()) c.op = ops[*gen_weighted_index(std::vector<int>(ops.size(), 1))];
+    const nc_operation op = ops.empty() ? nc_operation{} : ops[*gen_weighted_index(std::vector<int>(ops.size(), 1))];
+    // big enough for the rule: a head stride is read only where there are two heads, a token
+    // stride where there are two tokens (a per-head view's rows are tokens × heads)
+    norm_case c;
+    do {
+      c = *gen_case(profile);
+      c.op = op;
+      draw_heads(c);
+    } while (c.n < r.min_n || heads_of(c) < r.min_heads || c.m / heads_of(c) < r.min_rows);
     draw_residual(c, profile);
     c.parameters["rule"] = r.name;
     return c;
   });
 }
 
-std::uint32_t matrix_bits(const nc_matrix& a, std::int64_t n) {
+std::uint32_t matrix_bits(const nc_matrix& a, std::int64_t n, std::int64_t heads, std::int64_t head_stride) {
   if (!valid_dtype(a.dtype)) return 0;
-  return layout_bits(matrix_layout{a.offset, a.row_stride, a.col_stride}, n, a.dtype);
+  return layout_bits(matrix_layout{a.offset, a.row_stride, a.col_stride, head_stride}, n, a.dtype, heads);
 }
 std::uint32_t vector_bits(const nc_vector& v) {
   if (!valid_dtype(v.dtype)) return 0;
@@ -350,10 +399,13 @@ bool served_dtype(const capabilities& caps, nc_dtype t, bool as_gamma) {
 // whether a (broken) call lies outside the kernel's declared capabilities: an operand in a
 // dtype or a layout it does not serve, a longer row, an ε it does not take
 bool outside(const capabilities& caps, const call& k, bool backward) {
-  const auto matrices = [&](std::initializer_list<const nc_matrix*> list, std::int64_t n) {
+  // a per-head call's views are judged as such (heads 1: 2-D rows)
+  const auto matrices = [&](std::initializer_list<std::pair<const nc_matrix*, std::int64_t>> list, std::int64_t n,
+                            const nc_operation& op, std::int64_t heads) {
     bool out = false;
-    for (const nc_matrix* a : list)
-      out |= !served_dtype(caps, a->dtype, false) || !caps.serves_layouts(matrix_bits(*a, n));
+    const std::int64_t h = op.rows == NC_ROWS_HEADS && heads > 1 ? heads : 1;
+    for (const auto& [a, head_stride] : list)
+      out |= !served_dtype(caps, a->dtype, false) || !caps.serves_layouts(matrix_bits(*a, n, h, head_stride));
     return out;
   };
   const auto vectors = [&](std::initializer_list<const nc_vector*> list) {
@@ -363,12 +415,14 @@ bool outside(const capabilities& caps, const call& k, bool backward) {
   };
   if (backward) {
     const nc_backward_args& b = k.b;
-    return !caps.serves(b.op) || !caps.serves(b.x.dtype, b.gamma.dtype) || matrices({&b.x, &b.dy, &b.dx}, b.n) ||
+    return !caps.serves(b.op) || !caps.serves(b.x.dtype, b.gamma.dtype) ||
+           matrices({{&b.x, b.head.x}, {&b.dy, b.head.dy}, {&b.dx, b.head.dx}}, b.n, b.op, b.head.heads) ||
            vectors({&b.gamma, &b.dgamma}) || !caps.serves_layouts(vector_bits(b.r)) ||
            (caps.max_n > 0 && b.n > caps.max_n);
   }
   const nc_forward_args& f = k.f;
-  return !caps.serves(f.op) || !caps.serves(f.x.dtype, f.gamma.dtype) || matrices({&f.x, &f.y}, f.n) || vectors({&f.gamma}) ||
+  return !caps.serves(f.op) || !caps.serves(f.x.dtype, f.gamma.dtype) ||
+         matrices({{&f.x, f.head.x}, {&f.y, f.head.y}}, f.n, f.op, f.head.heads) || vectors({&f.gamma}) ||
          (caps.writes_r() && !caps.serves_layouts(vector_bits(f.r))) || !caps.takes_epsilon(f.epsilon) ||
          (caps.max_n > 0 && f.n > caps.max_n);
 }
@@ -429,7 +483,7 @@ void check_contract(const kernel& k, const norm_case& c, observation& o) {
     o.tag(not_applicable_dimension, broken_class(broken));
     return;
   }
-  if (c.m < broken.min_rows || c.n < broken.min_n)
+  if (c.m / heads_of(c) < broken.min_rows || c.n < broken.min_n)
     throw std::invalid_argument("the rule '" + broken.name + "' needs a case of at least " +
                                 std::to_string(broken.min_rows) + " rows and " + std::to_string(broken.min_n) +
                                 " columns: the case has " + std::to_string(c.m) + "x" + std::to_string(c.n));

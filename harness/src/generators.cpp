@@ -539,6 +539,47 @@ rc::Gen<nc_operation> gen_operation(const case_profile& profile) {
   });
 }
 
+void draw_heads(norm_case& c) {
+  c.heads = 1;
+  if (c.op.rows != NC_ROWS_HEADS) return;
+  // heads divide M (M = tokens × heads): 1 first, where shrinking goes, then the others alike
+  std::vector<std::int64_t> counts = {1};
+  const std::int64_t most = c.m == 0 ? 8 : std::min<std::int64_t>(c.m, 64);
+  for (std::int64_t h = 2; h <= most; ++h)
+    if (c.m % h == 0) counts.push_back(h);
+  std::vector<int> weights(counts.size(), 3);
+  weights.front() = 1;
+  c.heads = counts[*gen_weighted_index(weights)];
+  const std::int64_t heads = c.heads, tokens = std::max<std::int64_t>(1, c.m / heads);
+  const capabilities& domain = drawing_domain();
+  for (matrix_layout* l : {&c.layout.x, &c.layout.y, &c.layout.dy, &c.layout.dx}) {
+    // a head's pitch: the drawn row stride where rows lie side by side, else rows past the columns
+    const std::int64_t row_span = (c.n - 1) * l->col_stride + 1;
+    const std::int64_t pitch = l->row_stride >= row_span ? l->row_stride : row_span;
+    const std::int64_t width = vector_width_of(c.x_dtype);
+    switch (*gen_weighted_index({4, 3, 2, 2, 2})) {
+      case 0:  // [tokens, heads, N]: the rows of a contiguous 3-D tensor
+        l->head_stride = pitch, l->row_stride = heads * pitch;
+        break;
+      case 1:  // q of a fused qkv projection: each token's row holds the other heads too
+        l->head_stride = pitch, l->row_stride = (heads + *gen_uniform(1, 2 * heads, 1)) * pitch;
+        break;
+      case 2:  // [heads, tokens, N] seen as [tokens, heads, N]: a transposed view
+        l->head_stride = tokens * pitch, l->row_stride = pitch;
+        break;
+      case 3:  // padded tokens: each token's heads rounded up to whole vectors, and more (token
+               // rows on 16 bytes whatever the heads' pitch)
+        l->head_stride = pitch, l->row_stride = (heads * pitch + width - 1) / width * width + width * *gen_uniform(0, 3, 0);
+        break;
+      default:  // heads at a pitch off 16 bytes inside token rows on 16 bytes
+        l->head_stride = row_span + 1 + *gen_uniform(0, std::max<std::int64_t>(0, width - 2), 0);
+        l->row_stride = (heads * l->head_stride + width - 1) / width * width;
+        break;
+    }
+    if (!domain.serves_layouts(layout_bits(*l, c.n, c.x_dtype, heads))) *l = {0, heads * c.n, 1, c.n};
+  }
+}
+
 void draw_residual(norm_case& c, const case_profile& profile) {
   if (!adds_residual(c.op)) {
     c.residual.clear(), c.residual_grad.clear();
@@ -629,6 +670,7 @@ rc::Gen<norm_case> gen_case(const case_profile& profile) {
     c.x = std::move(rows_of_values.x);
     c.dy = std::move(rows_of_values.dy);
     c.op = *gen_operation(profile);
+    draw_heads(c);
     draw_residual(c, profile);
     return c;
   });

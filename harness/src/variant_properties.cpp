@@ -6,6 +6,7 @@
 //            sum is exact (then both rounding contracts normalize the same h), and residual_out = h
 //   offset   offset 1 with gamma gives the bits of offset 0 with gamma + 1, where that is exact
 //   in place an in-place residual add gives the bits of the same add into a separate output
+//   heads    a per-head view gives the bits of the same rows as a dense 2-D batch
 // Two calls are held to bits where the kernel reports the same code path for both (a kernel
 // that reports none, or another path, is held to the two exact bounds instead).
 #include <algorithm>
@@ -23,9 +24,10 @@ namespace nc::harness {
 namespace {
 
 // the operation an operation is compared with, for each relation
-nc_operation plain_twin(const nc_operation& op) { return {NC_RESIDUAL_NONE, 0, op.weight_offset}; }
-nc_operation offset_twin(const nc_operation& op) { return {op.residual, op.in_place, 0.0f}; }
-nc_operation separate_twin(const nc_operation& op) { return {op.residual, 0, op.weight_offset}; }
+nc_operation plain_twin(const nc_operation& op) { return {NC_RESIDUAL_NONE, 0, op.weight_offset, op.rows}; }
+nc_operation offset_twin(const nc_operation& op) { return {op.residual, op.in_place, 0.0f, op.rows}; }
+nc_operation separate_twin(const nc_operation& op) { return {op.residual, 0, op.weight_offset, op.rows}; }
+nc_operation matrix_twin(const nc_operation& op) { return {op.residual, op.in_place, op.weight_offset, NC_ROWS_MATRIX}; }
 
 struct relation {
   bool (*applies)(const nc_operation&);
@@ -35,6 +37,7 @@ struct relation {
 const relation add_relation{[](const nc_operation& op) { return adds_residual(op); }, plain_twin};
 const relation offset_relation{[](const nc_operation& op) { return op.weight_offset == 1.0f; }, offset_twin};
 const relation in_place_relation{[](const nc_operation& op) { return op.in_place != 0; }, separate_twin};
+const relation heads_relation{[](const nc_operation& op) { return op.rows == NC_ROWS_HEADS; }, matrix_twin};
 
 // the operations of the drawing domain a relation compares with a twin the kernel declares
 std::vector<nc_operation> related(const capabilities& caps, const relation& r) {
@@ -65,6 +68,7 @@ rc::Gen<norm_case> related_cases(relation r) {
     const std::vector<nc_operation> ops = related(drawing_domain(), r);
     c.op = ops.empty() ? nc_operation{} : ops[*gen_weighted_index(std::vector<int>(ops.size(), 1))];
     c.layout = contiguous_layouts(c.n);
+    draw_heads(c);
     draw_residual(c, profile);
     return c;
   });
@@ -218,6 +222,20 @@ void check_in_place_is_separate(const kernel& k, const norm_case& c, observation
   r.v.finish();
 }
 
+// ---- per-head rows: a [tokens, heads, N] view is its rows, wherever they lie ----
+
+void check_heads_are_rows(const kernel& k, const norm_case& c, observation& o) {
+  norm_case twin = c;
+  twin.op = matrix_twin(c.op);
+  twin.heads = 1;
+  twin.layout = contiguous_layouts(c.n);
+  if (adds_residual(c.op)) twin.layout.residual_out = c.op.in_place ? twin.layout.residual : twin.layout.y;
+  o.tag("heads", c.heads == 1 ? "1" : c.heads <= 8 ? "2-8" : "9+");
+  related_calls r(k, c, twin, o, "a per-head view must give the outputs of the same rows as a dense 2-D batch");
+  same_backward_and_residual(r, c);
+  r.v.finish();
+}
+
 }  // namespace
 
 std::vector<property> variant_properties() {
@@ -232,6 +250,9 @@ std::vector<property> variant_properties() {
       {"an_in_place_residual_add_gives_the_bits_of_a_separate_output", {"forward", "backward", "gamma"}, 600,
        related_cases(in_place_relation), check_in_place_is_separate, paths_same, "", 0,
        needs(in_place_relation, "in-place residual add beside the same add into a separate output")},
+      {"a_per_head_view_gives_the_bits_of_the_same_rows_as_a_2d_batch", {"forward", "backward", "gamma"}, 600,
+       related_cases(heads_relation), check_heads_are_rows, {{"paths", "same", 0.3}, {"heads", "2-8", 0.3}}, "", 0,
+       needs(heads_relation, "per-head rows beside the same operation on 2-D rows")},
   };
   for (property& p : list) p.variants = true;
   return list;

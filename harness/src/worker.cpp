@@ -108,11 +108,13 @@ class wire_reader {
   std::size_t at_ = 0;
 };
 
-void put_matrix(wire_writer& w, const matrix_layout& l) { w.i64(l.offset), w.i64(l.row_stride), w.i64(l.col_stride); }
+void put_matrix(wire_writer& w, const matrix_layout& l) {
+  w.i64(l.offset), w.i64(l.row_stride), w.i64(l.col_stride), w.i64(l.head_stride);
+}
 void put_vector(wire_writer& w, const vector_layout& l) { w.i64(l.offset), w.i64(l.stride); }
 matrix_layout get_matrix(wire_reader& r) {
   matrix_layout l;
-  l.offset = r.i64(), l.row_stride = r.i64(), l.col_stride = r.i64();
+  l.offset = r.i64(), l.row_stride = r.i64(), l.col_stride = r.i64(), l.head_stride = r.i64();
   return l;
 }
 vector_layout get_vector(wire_reader& r) {
@@ -123,7 +125,7 @@ vector_layout get_vector(wire_reader& r) {
 
 // bytes encode_case gives, without building it: the in-flight record checks the fit first
 std::size_t encoded_size(const norm_case& c) {
-  std::size_t bytes = 8 * (5 + 4 * 3 + 3 * 2) + 8 * (3 + 3 * 3);
+  std::size_t bytes = 8 * (5 + 4 * 4 + 3 * 2) + 8 * (5 + 3 * 4);
   for (const auto* v : {&c.x, &c.gamma, &c.dy, &c.dy2, &c.residual, &c.residual_grad}) bytes += 8 + 4 * v->size();
   bytes += 8;
   for (const auto& [key, value] : c.parameters) bytes += 16 + key.size() + value.size();
@@ -140,6 +142,7 @@ std::string encode_case(const norm_case& c) {
   for (const vector_layout* l : {&c.layout.gamma, &c.layout.r, &c.layout.dgamma}) put_vector(w, *l);
   w.u32s(c.x), w.u32s(c.gamma), w.u32s(c.dy), w.u32s(c.dy2);
   w.u64(std::uint64_t(c.op.residual)), w.u64(c.op.in_place), w.u64(std::bit_cast<std::uint32_t>(c.op.weight_offset));
+  w.u64(std::uint64_t(c.op.rows)), w.i64(c.heads);
   for (const matrix_layout* l : {&c.layout.residual, &c.layout.residual_out, &c.layout.residual_grad}) put_matrix(w, *l);
   w.u32s(c.residual), w.u32s(c.residual_grad);
   w.u64(c.parameters.size());
@@ -158,6 +161,7 @@ norm_case decode_case(const std::string& bytes) {
   c.x = r.u32s(), c.gamma = r.u32s(), c.dy = r.u32s(), c.dy2 = r.u32s();
   c.op.residual = nc_residual(r.u64()), c.op.in_place = std::uint32_t(r.u64());
   c.op.weight_offset = std::bit_cast<float>(std::uint32_t(r.u64()));
+  c.op.rows = nc_rows(r.u64()), c.heads = r.i64();
   for (matrix_layout* l : {&c.layout.residual, &c.layout.residual_out, &c.layout.residual_grad}) *l = get_matrix(r);
   c.residual = r.u32s(), c.residual_grad = r.u32s();
   const std::uint64_t count = r.u64();

@@ -131,9 +131,11 @@ std::set<std::string> checker_pairs() {
     for (std::sregex_iterator i(part.begin(), part.end(), operand), end; i != end; ++i) {
       const std::string name = (*i)[2].str();
       std::vector<std::string> rules = kinds.at((*i)[1].str());
-      // an output (the last argument true) must share no byte with any other operand
+      // an output (the argument after the sizes true) must share no byte with any other operand;
+      // a matrix given a per-head view's head stride (a.head.*) has the head-stride rule too
       const std::string rest = (*i)[3].str();
-      if (rest.size() >= 4 && rest.substr(rest.size() - 4) == "true") rules.push_back("overlap");
+      if (std::regex_search(rest, std::regex(R"re(,\s*true\b)re"))) rules.push_back("overlap");
+      if (rest.find("a.head.") != std::string::npos) rules.push_back("head_stride");
       for (const std::string& call : calls)
         for (const std::string& kind : rules) out.insert(call + name + "." + kind);
     }

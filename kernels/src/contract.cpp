@@ -2,6 +2,7 @@
 
 #include "normcheck/variant.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <vector>
@@ -22,16 +23,35 @@ violation fail(const std::string& rule_id, const Parts&... parts) {
 // the id of an operand's rule: "x" and "offset" give "x.offset"
 std::string rule(const char* operand, const char* kind) { return std::string(operand) + "." + kind; }
 
-// largest element index an operand reaches, or nullopt if it overflows 64 bits
-std::optional<std::int64_t> last_index(std::int64_t offset, std::int64_t rows, std::int64_t row_stride,
-                                       std::int64_t cols, std::int64_t col_stride) {
-  std::int64_t a = 0, b = 0, sum = 0;
-  if (__builtin_mul_overflow(rows - 1, row_stride, &a)) return std::nullopt;
-  if (__builtin_mul_overflow(cols - 1, col_stride, &b)) return std::nullopt;
-  if (__builtin_add_overflow(a, b, &sum) || __builtin_add_overflow(sum, offset, &sum)) return std::nullopt;
+// one dimension of an operand: its entries and the stride between them
+struct dimension {
+  std::int64_t count, stride;
+};
+
+// largest element index an operand reaches (strides >= 0), or nullopt if it overflows 64 bits
+std::optional<std::int64_t> last_index(std::int64_t offset, std::initializer_list<dimension> dims) {
+  std::int64_t sum = offset;
+  for (const dimension& d : dims) {
+    std::int64_t a = 0;
+    if (d.count < 1) continue;
+    if (__builtin_mul_overflow(d.count - 1, d.stride, &a) || __builtin_add_overflow(sum, a, &sum)) return std::nullopt;
+  }
   std::int64_t bytes = 0;
   if (__builtin_mul_overflow(sum + 1, std::int64_t{4}, &bytes)) return std::nullopt;
   return sum;
+}
+
+// whether no two elements share an index: ordered by stride, each dimension's stride passes
+// the span of every smaller one (the dimensions of one entry take no part); no overflow (checked)
+bool distinct(std::vector<dimension> dims) {
+  std::erase_if(dims, [](const dimension& d) { return d.count <= 1; });
+  std::sort(dims.begin(), dims.end(), [](const dimension& a, const dimension& b) { return a.stride < b.stride; });
+  std::int64_t span = 0;  // the largest index the smaller dimensions reach
+  for (const dimension& d : dims) {
+    if (d.stride <= span) return false;
+    span += (d.count - 1) * d.stride;
+  }
+  return true;
 }
 
 class checker {
@@ -49,8 +69,11 @@ class checker {
                    why, ")");
   }
 
-  void matrix(const char* name, const nc_matrix& a, std::int64_t m, std::int64_t n, bool output) {
+  // heads > 1: the per-head rows of a [m/heads, heads, n] view (abi.h "Variants")
+  void matrix(const char* name, const nc_matrix& a, std::int64_t m, std::int64_t n, bool output, std::int64_t heads = 1,
+              std::int64_t head_stride = 0) {
     if (error) return;
+    if (heads > 1) return view(name, a, m, n, output, heads, head_stride);
     if (m == 0) return;  // an empty operand touches nothing; its pointer may be anything
     if (a.data == nullptr) return void(error = fail(rule(name, "null"), "argument '", name, "' is a null pointer: must point to ", m, "x", n, " elements"));
     if (a.offset < 0) return void(error = fail(rule(name, "offset"), "argument '", name, ".offset' = ", a.offset, ": must be >= 0"));
@@ -59,7 +82,7 @@ class checker {
     if (m > 1 && a.row_stride < 1)
       return void(error = fail(rule(name, "row_stride"), "argument '", name, ".row_stride' = ", a.row_stride, ": must be >= 1"));
     // overflow first: past this check no product of a count and a stride overflows
-    const auto last = last_index(a.offset, m, m > 1 ? a.row_stride : 0, n, a.col_stride);
+    const auto last = last_index(a.offset, {{m, m > 1 ? a.row_stride : 0}, {n, a.col_stride}});
     if (!last) return void(error = fail(rule(name, "overflow"), "argument '", name, "' layout overflows 64-bit indexing"));
     // the elements must be distinct: rows side by side, or columns side by side
     const bool rows_apart = m == 1 || a.row_stride >= (n - 1) * a.col_stride + 1;
@@ -78,8 +101,32 @@ class checker {
     if (a.offset < 0) return void(error = fail(rule(name, "offset"), "argument '", name, ".offset' = ", a.offset, ": must be >= 0"));
     if (count > 1 && a.stride < 1)
       return void(error = fail(rule(name, "stride"), "argument '", name, ".stride' = ", a.stride, ": must be >= 1"));
-    const auto last = last_index(a.offset, 1, 0, count, count > 1 ? a.stride : 0);
+    const auto last = last_index(a.offset, {{count, count > 1 ? a.stride : 0}});
     if (!last) return void(error = fail(rule(name, "overflow"), "argument '", name, "' layout overflows 64-bit indexing"));
+    add_span(name, a.data, a.dtype, a.offset, *last, output);
+  }
+
+  void view(const char* name, const nc_matrix& a, std::int64_t m, std::int64_t n, bool output, std::int64_t heads,
+            std::int64_t head_stride) {
+    if (m == 0) return;
+    const std::int64_t tokens = m / heads;
+    if (a.data == nullptr) return void(error = fail(rule(name, "null"), "argument '", name, "' is a null pointer: must point to ", m, "x", n, " elements"));
+    if (a.offset < 0) return void(error = fail(rule(name, "offset"), "argument '", name, ".offset' = ", a.offset, ": must be >= 0"));
+    if (a.col_stride < 1)
+      return void(error = fail(rule(name, "col_stride"), "argument '", name, ".col_stride' = ", a.col_stride, ": must be >= 1"));
+    if (tokens > 1 && a.row_stride < 1)
+      return void(error = fail(rule(name, "row_stride"), "argument '", name, ".row_stride' = ", a.row_stride,
+                               ": must be >= 1 (the token stride of ", tokens, " tokens)"));
+    if (head_stride < 1)
+      return void(error = fail(rule(name, "head_stride"), "argument 'head.", name, "' = ", head_stride,
+                               ": must be >= 1 (the head stride of ", heads, " heads)"));
+    const auto last = last_index(a.offset, {{tokens, a.row_stride}, {heads, head_stride}, {n, a.col_stride}});
+    if (!last) return void(error = fail(rule(name, "overflow"), "argument '", name, "' layout overflows 64-bit indexing"));
+    if (!distinct({{tokens, a.row_stride}, {heads, head_stride}, {n, a.col_stride}}))
+      return void(error = fail(rule(name, "distinct"), "argument '", name, "' strides (token ", a.row_stride, ", head ",
+                               head_stride, ", col ", a.col_stride, ") for ", tokens, " tokens x ", heads, " heads x ", n,
+                               ": two elements share an address (each stride, smallest first, must pass the span of the "
+                               "smaller ones)"));
     add_span(name, a.data, a.dtype, a.offset, *last, output);
   }
 
@@ -135,6 +182,17 @@ void operation(checker& c, const nc_operation& op) {
     c.error = fail("op.in_place", "argument 'op.in_place' = ", op.in_place, ": must be 0, or 1 with a residual add");
   else if (!std::isfinite(op.weight_offset))
     c.error = fail("op.weight_offset", "argument 'op.weight_offset' = ", op.weight_offset, ": must be finite");
+  else if (!valid_rows(op.rows))
+    c.error = fail("op.rows", "argument 'op.rows' = ", int(op.rows), ": must be NC_ROWS_MATRIX or NC_ROWS_HEADS");
+}
+
+// the heads of a per-head call: >= 1, dividing m; 1 for 2-D rows (the field is not read)
+std::int64_t heads_of(checker& c, const nc_operation& op, std::int64_t heads, std::int64_t m) {
+  if (c.error || op.rows != NC_ROWS_HEADS) return 1;
+  if (heads < 1) c.error = fail("head.heads", "argument 'head.heads' = ", heads, ": must be >= 1");
+  else if (m % heads != 0)
+    c.error = fail("head.heads", "argument 'head.heads' = ", heads, ": must divide m = ", m, " (m = tokens x heads)");
+  return heads;
 }
 
 bool same_matrix(const nc_matrix& a, const nc_matrix& b) {
@@ -160,17 +218,19 @@ std::optional<violation> check_forward(const nc_forward_args& a) {
     c.dtype_is("residual", a.residual.dtype, a.x.dtype, "residual has x's dtype");
     c.dtype_is("residual_out", a.residual_out.dtype, a.x.dtype, "residual_out has x's dtype");
   }
-  c.matrix("x", a.x, a.m, a.n, false);
+  const std::int64_t h = heads_of(c, a.op, a.head.heads, a.m);
+  c.matrix("x", a.x, a.m, a.n, false, h, a.head.x);
   c.vector("gamma", a.gamma, a.n, false);
-  c.matrix("y", a.y, a.m, a.n, true);
+  c.matrix("y", a.y, a.m, a.n, true, h, a.head.y);
   c.vector("r", a.r, a.m, true);
   // in place, the residual is written (residual_out is it): an output nothing else may touch
-  if (in_place) c.matrix("residual", a.residual, a.m, a.n, true);
-  else if (add) c.matrix("residual", a.residual, a.m, a.n, false);
-  if (in_place && !c.error && a.m > 0 && !same_matrix(a.residual_out, a.residual))
+  if (in_place) c.matrix("residual", a.residual, a.m, a.n, true, h, a.head.residual);
+  else if (add) c.matrix("residual", a.residual, a.m, a.n, false, h, a.head.residual);
+  if (in_place && !c.error && a.m > 0 &&
+      (!same_matrix(a.residual_out, a.residual) || (h > 1 && a.head.residual_out != a.head.residual)))
     c.error = fail("residual_out.in_place", "argument 'residual_out' is not the residual operand (data, dtype, offset, ",
                    "strides): in place (op.in_place = 1) it must be 'residual' itself");
-  if (add && !in_place) c.matrix("residual_out", a.residual_out, a.m, a.n, true);
+  if (add && !in_place) c.matrix("residual_out", a.residual_out, a.m, a.n, true, h, a.head.residual_out);
   c.no_overlap();
   return c.error;
 }
@@ -195,13 +255,14 @@ std::optional<violation> check_backward(const nc_backward_args& a, std::size_t w
     c.error = fail("workspace.null", "argument 'workspace' is a null pointer: must point to ", workspace_needed, " bytes");
   if (!c.error && workspace_needed > 0 && reinterpret_cast<std::uintptr_t>(a.workspace) % 16 != 0)
     c.error = fail("workspace.align", "argument 'workspace' = ", a.workspace, ": must be 16-byte aligned");
-  c.matrix("x", a.x, a.m, a.n, false);
+  const std::int64_t h = heads_of(c, a.op, a.head.heads, a.m);
+  c.matrix("x", a.x, a.m, a.n, false, h, a.head.x);
   c.vector("gamma", a.gamma, a.n, false);
-  c.matrix("dy", a.dy, a.m, a.n, false);
+  c.matrix("dy", a.dy, a.m, a.n, false, h, a.head.dy);
   c.vector("r", a.r, a.m, false);
-  c.matrix("dx", a.dx, a.m, a.n, true);
+  c.matrix("dx", a.dx, a.m, a.n, true, h, a.head.dx);
   c.vector("dgamma", a.dgamma, a.n, true);
-  if (add) c.matrix("residual_grad", a.residual_grad, a.m, a.n, false);
+  if (add) c.matrix("residual_grad", a.residual_grad, a.m, a.n, false, h, a.head.residual_grad);
   c.raw("workspace", a.workspace, workspace_needed, true);
   c.no_overlap();
   return c.error;

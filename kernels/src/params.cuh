@@ -6,29 +6,40 @@
 
 namespace nc {
 
+// the first element of a row: row i of 2-D rows at i*token; a per-head view's (heads > 1: abi.h
+// NC_ROWS_HEADS) row i is head i % heads of token i / heads
+struct row_step {
+  std::int64_t token, head;
+};
+__host__ __device__ __forceinline__ std::int64_t row_at(std::int64_t i, std::int64_t heads, row_step s) {
+  return heads == 1 ? i * s.token : (i / heads) * s.token + (i % heads) * s.head;
+}
+
 template <class T, class G>
 struct forward_params {
   std::int64_t m, n;
+  std::int64_t heads;  // 1: 2-D rows
   float epsilon;
-  const T* x; std::int64_t x_row, x_col;
+  const T* x; row_step x_row; std::int64_t x_col;
   const G* gamma; std::int64_t gamma_stride;
-  T* y; std::int64_t y_row, y_col;
+  T* y; row_step y_row; std::int64_t y_col;
   float* r; std::int64_t r_stride;
   // the operation (abi.h "Variants"): gamma + offset formed in fp32 (0: plain); with a
   // residual add (the kernels' ADD) h = x + res is normalized and written to res_out
   float offset;
-  const T* res; std::int64_t res_row, res_col;
-  T* res_out; std::int64_t res_out_row, res_out_col;
+  const T* res; row_step res_row; std::int64_t res_col;
+  T* res_out; row_step res_out_row; std::int64_t res_out_col;
 };
 
 template <class T, class G>
 struct backward_params {
   std::int64_t m, n;
-  const T* x; std::int64_t x_row, x_col;
+  std::int64_t heads;
+  const T* x; row_step x_row; std::int64_t x_col;
   const G* gamma; std::int64_t gamma_stride;
-  const T* dy; std::int64_t dy_row, dy_col;
+  const T* dy; row_step dy_row; std::int64_t dy_col;
   const float* r; std::int64_t r_stride;
-  T* dx; std::int64_t dx_row, dx_col;
+  T* dx; row_step dx_row; std::int64_t dx_col;
   // the grid's first row_blocks blocks take rows. With a partial table (one row of n fp32 per
   // row slot: the dgamma partial sums) that is the whole grid; without one (partial null: the
   // one-launch backward of small calls) the blocks after them sum dgamma's columns themselves
@@ -38,7 +49,7 @@ struct backward_params {
   // the operation: u = dy * (gamma + offset); a residual add's gradient along the residual
   // stream (null: none) is added to dx in fp32
   float offset;
-  const T* res_grad; std::int64_t res_grad_row, res_grad_col;
+  const T* res_grad; row_step res_grad_row; std::int64_t res_grad_col;
 };
 
 template <class G>

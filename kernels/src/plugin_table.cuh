@@ -91,13 +91,17 @@ static const char* const* nc_table_paths() {
 }
 
 // the operations the shipped kernels serve (abi.h "Variants"): the plain operator and Gemma's
-// offset, each alone and after a residual add in either rounding contract, in place or not
+// offset, each alone and after a residual add in either rounding contract, in place or not, on
+// 2-D rows; on per-head rows, four of them
 static const nc_operation nc_table_operations[] = {
     {NC_RESIDUAL_NONE, 0, 0.0f},    {NC_RESIDUAL_NONE, 0, 1.0f},
     {NC_RESIDUAL_ROUNDED, 0, 0.0f}, {NC_RESIDUAL_ROUNDED, 1, 0.0f},
     {NC_RESIDUAL_FP32, 0, 0.0f},    {NC_RESIDUAL_FP32, 1, 0.0f},
     {NC_RESIDUAL_ROUNDED, 0, 1.0f}, {NC_RESIDUAL_ROUNDED, 1, 1.0f},
     {NC_RESIDUAL_FP32, 0, 1.0f},    {NC_RESIDUAL_FP32, 1, 1.0f},
+    // per-head rows: QK-norm (plain, and Gemma 3's offset), and two residual adds on them
+    {NC_RESIDUAL_NONE, 0, 0.0f, NC_ROWS_HEADS},    {NC_RESIDUAL_NONE, 0, 1.0f, NC_ROWS_HEADS},
+    {NC_RESIDUAL_ROUNDED, 0, 0.0f, NC_ROWS_HEADS}, {NC_RESIDUAL_FP32, 1, 1.0f, NC_ROWS_HEADS},
 };
 
 // everything the contract allows, and every operation above

@@ -76,6 +76,15 @@
  *   - Weight offset (op.weight_offset, finite; 0 is the plain operator, 1 is Gemma's): gamma is
  *     replaced by g[j] = weight_offset + gamma[j] formed in fp32 (one fp32 rounding) in y and in
  *     u = dy*g; dgamma stays sum_i dy*x*r (the offset has no gradient).
+ *   - Per-head rows (op.rows = NC_ROWS_HEADS; QK-norm of Qwen3, Gemma 3, OLMo 2): the M rows are
+ *     the (token, head) pairs of [M/heads, heads, N] views, each 2-D operand with its own token
+ *     stride (row_stride) and head stride (head.x, head.y, ...): row i starts at offset +
+ *     (i/heads)*row_stride + (i%heads)*head_stride. The math is the plain one on those rows
+ *     (gamma has the N entries of a head, r the M entries in row order); any residual or offset
+ *     composes with it. head.heads >= 1 divides m; strides >= 1 where their dimension has two
+ *     or more entries, and no two elements of an operand share an address.
+ *   - Partial-width rows (normalize the first D of W columns: DeepSeek MLA's 512 of 576) need
+ *     no field: N = D and row_stride = W; the columns past N are neither read nor written.
  * Shape rules (version 3): nc_capabilities.n_multiple > 1 says the plugin serves only N a
  * multiple of it (llm.c's 16-byte loads without a tail); the harness draws every N inside it.
  *
@@ -162,12 +171,32 @@ typedef enum nc_residual {
   NC_RESIDUAL_MAX_ENUM = 0x7fffffff
 } nc_residual;
 
+/* the rows of a call (abi.h "Variants") */
+typedef enum nc_rows {
+  NC_ROWS_MATRIX = 0, /* row i of a 2-D operand starts at offset + i*row_stride */
+  NC_ROWS_HEADS = 1,  /* per-head rows of a [tokens, heads, N] view: row i is head i % heads of
+                         token i / heads, at offset + (i/heads)*row_stride + (i%heads)*head_stride */
+  NC_ROWS_MAX_ENUM = 0x7fffffff
+} nc_rows;
+
 /* the operation of a call (version 3); all zero: the plain operator */
 typedef struct nc_operation {
   nc_residual residual;
   uint32_t in_place;   /* 1: residual_out is the residual operand itself (residual != NONE) */
   float weight_offset; /* y = x*r*(weight_offset + gamma), the sum formed in fp32; finite */
+  nc_rows rows;        /* the rows' geometry: 2-D rows or per-head rows of a 3-D view */
 } nc_operation;
+
+/* the head strides of a call's 2-D operands (op.rows == NC_ROWS_HEADS), in elements */
+typedef struct nc_forward_heads {
+  int64_t heads; /* rows per token: >= 1, dividing m */
+  int64_t x, y, residual, residual_out;
+} nc_forward_heads;
+
+typedef struct nc_backward_heads {
+  int64_t heads;
+  int64_t x, dy, dx, residual_grad;
+} nc_backward_heads;
 
 typedef struct nc_forward_args {
   int64_t m, n;
@@ -181,6 +210,7 @@ typedef struct nc_forward_args {
   nc_operation op;
   nc_matrix residual;     /* input, x's dtype, M x N (op.residual != NONE) */
   nc_matrix residual_out; /* output, x's dtype, M x N: h; with op.in_place the residual operand */
+  nc_forward_heads head;  /* read only when op.rows == NC_ROWS_HEADS */
 } nc_forward_args;
 
 typedef struct nc_backward_args {
@@ -197,6 +227,7 @@ typedef struct nc_backward_args {
   /* version 3: x is the forward's residual_out for a residual operation */
   nc_operation op;
   nc_matrix residual_grad; /* input, x's dtype, M x N (op.residual != NONE): added to dx */
+  nc_backward_heads head;  /* read only when op.rows == NC_ROWS_HEADS */
 } nc_backward_args;
 
 typedef enum nc_copy_kind {

@@ -42,7 +42,7 @@ inline constexpr contract_rule contract_rules[] = {
     {"x.offset", "x", "x.offset must be >= 0", rule_forward | rule_backward},
     {"x.col_stride", "x", "x.col_stride must be >= 1", rule_forward | rule_backward},
     {"x.row_stride", "x", "x.row_stride must be >= 1 when M > 1", rule_forward | rule_backward},
-    {"x.distinct", "x", "x's elements must be distinct (rows side by side, or columns)", rule_forward | rule_backward},
+    {"x.distinct", "x", "x's elements must be distinct (rows side by side, or columns; a per-head view's heads too)", rule_forward | rule_backward},
     {"x.overflow", "x", "no element index of x may overflow int64", rule_forward | rule_backward},
     {"gamma.null", "gamma", "gamma must point to its elements (non-NULL when it has any)", rule_forward | rule_backward},
     {"gamma.offset", "gamma", "gamma.offset must be >= 0", rule_forward | rule_backward},
@@ -110,6 +110,16 @@ inline constexpr contract_rule contract_rules[] = {
     {"residual_grad.row_stride", "residual_grad", "residual_grad.row_stride must be >= 1 when M > 1", rule_backward, false},
     {"residual_grad.distinct", "residual_grad", "residual_grad's elements must be distinct (rows side by side, or columns)", rule_backward, false},
     {"residual_grad.overflow", "residual_grad", "no element index of residual_grad may overflow int64", rule_backward, false},
+    // version 3: per-head rows (op.rows = NC_ROWS_HEADS)
+    {"op.rows", "op.rows", "op.rows must be an nc_rows (MATRIX or HEADS)", rule_forward | rule_backward, false},
+    {"head.heads", "head.heads", "head.heads must be >= 1 and divide m", rule_forward | rule_backward, false},
+    {"x.head_stride", "head.x", "head.x must be >= 1 where x has two heads", rule_forward | rule_backward, false},
+    {"y.head_stride", "head.y", "head.y must be >= 1 where y has two heads", rule_forward, false},
+    {"dy.head_stride", "head.dy", "head.dy must be >= 1 where dy has two heads", rule_backward, false},
+    {"dx.head_stride", "head.dx", "head.dx must be >= 1 where dx has two heads", rule_backward, false},
+    {"residual.head_stride", "head.residual", "head.residual must be >= 1 where residual has two heads", rule_forward, false},
+    {"residual_out.head_stride", "head.residual_out", "head.residual_out must be >= 1 where residual_out has two heads", rule_forward, false},
+    {"residual_grad.head_stride", "head.residual_grad", "head.residual_grad must be >= 1 where residual_grad has two heads", rule_backward, false},
 };
 
 /// the rule of an id, or null

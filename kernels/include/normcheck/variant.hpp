@@ -8,6 +8,8 @@
 //   gemma_rmsnorm       residual NONE, offset 1                  y = x*r*(1 + gamma)
 //   add_gemma_rmsnorm   residual ROUNDED or FP32, offset 1       h = x + res; res_out = h; y = h*r(h)*(1 + gamma)
 //   offset_rmsnorm      any other offset (with or without add)   y = x*r*(offset + gamma)
+//   head_rmsnorm        per-head rows (NC_ROWS_HEADS), any of     rows = (token, head) pairs of a
+//                       the above                                [tokens, heads, N] view
 //
 // Header-only, so a plugin, a fuzz target or a test uses it without linking.
 #pragma once
@@ -39,14 +41,21 @@ inline constexpr variant_info variants[] = {
     {"add_gemma_rmsnorm", "the residual add of add_rmsnorm, then gemma_rmsnorm of h",
      "FlashInfer gemma_fused_add_rmsnorm"},
     {"offset_rmsnorm", "y = x*r*(offset + gamma) for a declared offset other than 0 and 1", "declared offsets"},
+    {"head_rmsnorm",
+     "per-head rows: row i = head i % H of token i / H of a [tokens, H, N] view with its own token and head "
+     "strides; gamma of N = head_dim; any residual add or offset above on those rows",
+     "QK-norm of Qwen3, Gemma 3 (with offset 1), OLMo 2; vLLM and SGLang per-head q/k norms"},
 };
 
 inline bool valid_residual(nc_residual r) {
   return r == NC_RESIDUAL_NONE || r == NC_RESIDUAL_ROUNDED || r == NC_RESIDUAL_FP32;
 }
 
+inline bool valid_rows(nc_rows r) { return r == NC_ROWS_MATRIX || r == NC_ROWS_HEADS; }
+
 /// the variant an operation belongs to
 inline std::string_view variant_of(const nc_operation& op) {
+  if (op.rows == NC_ROWS_HEADS) return "head_rmsnorm";
   const bool add = op.residual != NC_RESIDUAL_NONE;
   if (op.weight_offset == 0.0f) return add ? "add_rmsnorm" : "rmsnorm";
   if (op.weight_offset == 1.0f) return add ? "add_gemma_rmsnorm" : "gemma_rmsnorm";
@@ -60,7 +69,7 @@ inline bool is_variant_name(std::string_view name) {
 }
 
 inline bool same_operation(const nc_operation& a, const nc_operation& b) {
-  return a.residual == b.residual && a.in_place == b.in_place &&
+  return a.residual == b.residual && a.in_place == b.in_place && a.rows == b.rows &&
          (a.weight_offset == b.weight_offset || (std::isnan(a.weight_offset) && std::isnan(b.weight_offset)));
 }
 
@@ -72,7 +81,8 @@ inline std::string describe_operation(const nc_operation& op) {
   else if (op.residual == NC_RESIDUAL_FP32) detail = "fp32 sum";
   else if (op.residual != NC_RESIDUAL_NONE) detail = "residual code " + std::to_string(int(op.residual));
   if (op.in_place) detail += std::string(detail.empty() ? "" : ", ") + "in place";
-  if (variant_of(op) == "offset_rmsnorm") {
+  if (op.rows != NC_ROWS_MATRIX && op.rows != NC_ROWS_HEADS) detail += std::string(detail.empty() ? "" : ", ") + "rows code " + std::to_string(int(op.rows));
+  if (op.weight_offset != 0.0f && (op.rows == NC_ROWS_HEADS || variant_of(op) == "offset_rmsnorm")) {
     char text[32];
     std::snprintf(text, sizeof text, "%g", double(op.weight_offset));
     detail += std::string(detail.empty() ? "" : ", ") + "offset " + text;

@@ -73,8 +73,9 @@ struct operand {
   nc_dtype dtype = NC_F32;
   bool null = false;
   std::int64_t offset = 0;
-  std::int64_t row_stride = 0;  ///< matrices only
+  std::int64_t row_stride = 0;  ///< matrices only (a per-head view's token stride)
   std::int64_t col_stride = 1;  ///< a vector's stride
+  std::int64_t head_stride = 0; ///< a matrix of a call with heads > 1
   // placement
   int alias_target = -1;        ///< placed relative to this earlier operand, or -1: after the previous one
   std::int64_t alias_delta = 0; ///< base = the target's base + alias_delta elements of this dtype
@@ -89,6 +90,7 @@ struct call_spec {
   std::int64_t m = 0, n = 1;
   float epsilon = 1e-6f;
   nc_operation op{};  ///< abi.h "Variants": a residual add has the three residual operands
+  std::int64_t heads = 1;  ///< per-head rows (op.rows == NC_ROWS_HEADS): rows a token; 1 otherwise
   std::array<operand, all_operands> ops;
   bool writes_r = true;             ///< false: a forward of a kernel that writes no r (r.data = NULL, abi.h NC_NO_R)
   std::int64_t base_align = 16;     ///< every placed operand starts on this boundary (+ base_shift)
@@ -168,11 +170,10 @@ class arena {
     const operand& o = c.ops[std::size_t(k)];
     const std::int64_t size = std::int64_t(element_bytes(o.dtype)), rows = c.rows(k), cols = c.cols(k);
     if (rows == 0 || cols == 0) return;  // an empty operand's offset may be anything
-    // a stride is used only where there is a second row (column) to reach
-    const std::int64_t row_step = rows > 1 ? o.row_stride * size : 0, col_step = cols > 1 ? o.col_stride * size : 0;
-    std::uint8_t* row = host(o.base + o.offset * size);
-    for (std::int64_t i = 0; i < rows; ++i, row += row_step) {
-      std::uint8_t* p = row;
+    // a stride is used only where there is a second column to reach
+    const std::int64_t col_step = cols > 1 ? o.col_stride * size : 0;
+    for (std::int64_t i = 0; i < rows; ++i) {
+      std::uint8_t* p = host(o.base + c.index(k, i, 0) * size);
       for (std::int64_t j = 0; j < cols; ++j, p += col_step) f(p);
     }
   }

@@ -16,12 +16,18 @@
 namespace nc::harness {
 
 /// where an M×N operand's elements live: (i, j) is element offset + i·row_stride + j·col_stride
-/// of its buffer, as in the kernel ABI (counts of elements, not bytes)
+/// of its buffer, as in the kernel ABI (counts of elements, not bytes); in a per-head view of
+/// H heads (abi.h NC_ROWS_HEADS) row i starts at offset + (i/H)·row_stride + (i%H)·head_stride
 struct matrix_layout {
   std::int64_t offset = 0;
   std::int64_t row_stride = 0;
   std::int64_t col_stride = 1;
+  std::int64_t head_stride = 0;  ///< a per-head view's; 0 otherwise
   bool operator==(const matrix_layout&) const = default;
+  /// the index of row i's first element, in a call of `heads` rows a token (1: 2-D rows)
+  std::int64_t row_start(std::int64_t i, std::int64_t heads) const {
+    return offset + (heads > 1 ? (i / heads) * row_stride + (i % heads) * head_stride : i * row_stride);
+  }
 };
 
 /// where a vector's entries live: entry k is element offset + k·stride
@@ -44,7 +50,7 @@ struct operand_layouts {
 operand_layouts contiguous_layouts(std::int64_t n);
 
 /// elements a buffer needs to hold an operand (0 for an empty one)
-std::int64_t extent(const matrix_layout& layout, std::int64_t m, std::int64_t n);
+std::int64_t extent(const matrix_layout& layout, std::int64_t m, std::int64_t n, std::int64_t heads = 1);
 std::int64_t extent(const vector_layout& layout, std::int64_t count);
 
 /// whether an operation adds a residual (and so has the residual operands)
@@ -58,6 +64,8 @@ struct norm_case {
   float epsilon = 1e-6f;
   /// the operation (abi.h "Variants"); all zero: the plain operator
   nc_operation op{};
+  /// rows a token of a per-head view (op.rows == NC_ROWS_HEADS; else 1): M = tokens × heads
+  std::int64_t heads = 1;
   operand_layouts layout;
   /// bit patterns (the low 16 bits for fp16/bf16): x and dy row-major M×N, gamma N entries
   std::vector<std::uint32_t> x, gamma, dy;
@@ -71,6 +79,9 @@ struct norm_case {
 
   bool operator==(const norm_case&) const = default;
 };
+
+/// the heads of a case's rows: its heads for a per-head operation, else 1
+inline std::int64_t heads_of(const norm_case& c) { return c.op.rows == NC_ROWS_HEADS ? c.heads : 1; }
 
 // the dtype vocabulary (normcheck/dtype.hpp: size, name, parse, validity, vector_width_of) is nc's;
 // these declarations keep harness::size_of and harness::dtype_name naming it
@@ -88,8 +99,9 @@ std::uint32_t bits_of(nc_dtype type, double value);
 // ---- which declared capabilities (abi.h NC_LAYOUT_*, NC_PAIR_*) a case needs ----
 
 /// the NC_LAYOUT_* bits an operand's layout needs: dense (offset 0, row stride N, unit column
-/// stride; a vector: offset 0, stride 1) needs none
-std::uint32_t layout_bits(const matrix_layout& l, std::int64_t n, nc_dtype type);
+/// stride; a per-head view: head stride N, token stride heads·N; a vector: offset 0, stride 1)
+/// needs none
+std::uint32_t layout_bits(const matrix_layout& l, std::int64_t n, nc_dtype type, std::int64_t heads = 1);
 std::uint32_t layout_bits(const vector_layout& l, nc_dtype type);
 /// the bits every operand of the case needs (r only when with_r)
 std::uint32_t layout_bits(const norm_case& c, bool with_r = true);

@@ -140,6 +140,12 @@ std::vector<nc_operation> drawable_operations(const case_profile& profile);
 /// declared, the others alike (the plain one when there is none: a property whose `needs`
 /// reads the same list does not run then)
 rc::Gen<nc_operation> gen_operation(const case_profile& profile);
+/// the heads and head views of a case whose operation has per-head rows (abi.h NC_ROWS_HEADS):
+/// heads a divisor of M (shrinking toward 1), each 2-D operand's drawn row pitch laid out as
+/// [tokens, heads, N], q of a fused qkv, a transposed [heads, tokens, N], padded tokens or heads
+/// off 16 bytes in aligned tokens (a view the kernel's layouts do not serve is the dense one);
+/// heads 1 for any other
+void draw_heads(norm_case& c);
 /// a residual add's operands for a case whose operation has one (residual: x's value mix,
 /// residual_grad: dy's; their layouts x's, y's (residual's in place) and dy's); clears them
 /// for any other
