@@ -25,6 +25,11 @@
 // and the workspace are ignored), s being the bytes of one element of x:
 //   fwd      read x + write y                                 = 2·M·N·s
 //   fwd+bwd  fwd + read x and dy + write dx                   = 5·M·N·s
+// Variants (--variants, abi.h "Variants"): the same protocol on one operation of each: a
+// residual add (the rounded sum into a separate residual_out, vLLM's) also reads residual and
+// writes residual_out, and its backward reads residual_grad: fwd 4·M·N·s, fwd+bwd 8·M·N·s;
+// Gemma's offset moves what the plain operator moves; per-head rows are [M/8, 8, N] views
+// (QK-norm of 8 heads; 2-D rows where 8 does not divide M).
 // GB/s = bytes / median time (1 GB = 1e9 bytes). "% copy" is that over the device-to-device
 // copy bandwidth measured in the same run: cudaMemcpyAsync of a 1 GiB buffer, bytes read +
 // bytes written (2 GiB a copy), median of 10 copies after 3 warm-up copies.
@@ -68,6 +73,8 @@
 #include "normcheck/oracles/compare.hpp"
 #include "normcheck/oracles/dtype.hpp"
 #include "normcheck/oracles/exact.hpp"
+#include "normcheck/oracles/variant.hpp"
+#include "normcheck/variant.hpp"
 
 namespace nc::bench {
 namespace {
@@ -100,6 +107,7 @@ struct options {
   std::string kernel_path;  // empty: the shipped cuda plugin
   std::vector<shape> shapes{{128, 257}, {4096, 4096}, {32768, 4096}, {16384, 8192}, {65536, 1024}, {8192, 16384}};
   std::vector<nc_dtype> dtypes{NC_F32, NC_F16, NC_BF16};
+  std::vector<std::string> variants{"rmsnorm"};
   int warmup = 20, samples = 50, calls = 20;
   std::string out = "reports/bench";
   std::string commit;
@@ -122,6 +130,9 @@ const char* usage =
     "  --shapes LIST     MxN,MxN,... (default 128x257,4096x4096,32768x4096,16384x8192,\n"
     "                    65536x1024,8192x16384)\n"
     "  --dtypes LIST     fp32,fp16,bf16 (default all three; gamma in x's dtype)\n"
+    "  --variants LIST   rmsnorm,add_rmsnorm,gemma_rmsnorm,add_gemma_rmsnorm,head_rmsnorm or all\n"
+    "                    (default rmsnorm): rows of each, same protocol (a residual add: the\n"
+    "                    rounded sum into a separate residual_out; per-head rows: 8 heads)\n"
     "  --warmup N        warm-up calls before each timing (default 20)\n"
     "  --samples N       samples per timing; the median is reported (default 50)\n"
     "  --calls N         calls per sample (default 20)\n"
@@ -211,6 +222,19 @@ options parse(int argc, char** argv, bool& help) {
         o.shapes.push_back({parse_int("--shapes M", s.substr(0, x), 1), parse_int("--shapes N", s.substr(x + 1), 1)});
       }
       if (o.shapes.empty()) throw usage_error("--shapes: need at least one MxN");
+    } else if (arg == "--variants") {
+      o.variants.clear();
+      for (const std::string& v : split(next(), ',')) {
+        if (v == "all") {
+          o.variants = {"rmsnorm", "add_rmsnorm", "gemma_rmsnorm", "add_gemma_rmsnorm", "head_rmsnorm"};
+          break;
+        }
+        if (!is_variant_name(v) || v == "offset_rmsnorm")
+          throw usage_error("--variants '" + v + "': need rmsnorm, add_rmsnorm, gemma_rmsnorm, add_gemma_rmsnorm, "
+                            "head_rmsnorm or all (normcheck variants lists them)");
+        o.variants.push_back(v);
+      }
+      if (o.variants.empty()) throw usage_error("--variants: need at least one variant");
     } else if (arg == "--dtypes") {
       o.dtypes.clear();
       for (const std::string& s : split(next(), ',')) {
@@ -291,6 +315,17 @@ class device_block {
   std::size_t bytes_ = 0;
 };
 
+// the operation a variant's rows time, and the heads of its rows
+nc_operation operation_of(const std::string& variant) {
+  const bool add = variant.starts_with("add_"), gemma = variant.find("gemma") != std::string::npos;
+  return {add ? NC_RESIDUAL_ROUNDED : NC_RESIDUAL_NONE, 0, gemma ? 1.0f : 0.0f,
+          variant == "head_rmsnorm" ? NC_ROWS_HEADS : NC_ROWS_MATRIX};
+}
+constexpr std::int64_t bench_heads = 8;
+std::int64_t heads_of(const nc_operation& op, std::int64_t m) {
+  return op.rows == NC_ROWS_HEADS && m % bench_heads == 0 ? bench_heads : 1;
+}
+
 // one input set: its operands carved out of one block, its workspace in another
 struct input_set {
   device_block block;
@@ -300,35 +335,60 @@ struct input_set {
 };
 
 struct host_inputs {
-  std::vector<unsigned char> x, dy, gamma;
+  std::vector<unsigned char> x, dy, gamma, residual, residual_grad;
 };
 
 constexpr std::size_t align_up(std::size_t v) { return (v + 255) / 256 * 256; }
 
-input_set make_set(const kernel& k, std::int64_t m, std::int64_t n, nc_dtype t, std::uint64_t seed,
-                   host_inputs* keep) {
+input_set make_set(const kernel& k, std::int64_t m, std::int64_t n, nc_dtype t, const nc_operation& op,
+                   std::uint64_t seed, host_inputs* keep) {
   const std::size_t s = dtype_bytes(t);
   const std::size_t mat = align_up(std::size_t(m) * std::size_t(n) * s), vec = align_up(std::size_t(n) * s),
                     rows = align_up(std::size_t(m) * 4);
-  input_set set{device_block(k, 4 * mat + 2 * vec + rows), device_block(k, 0)};
+  const bool add = op.residual != NC_RESIDUAL_NONE;
+  // a residual add's residual, residual_out and residual_grad follow the plain operands
+  input_set set{device_block(k, (add ? 7 : 4) * mat + 2 * vec + rows), device_block(k, 0)};
   char* base = static_cast<char*>(set.block.get());
   void *x = base, *dy = base + mat, *y = base + 2 * mat, *dx = base + 3 * mat;
   void *gamma = base + 4 * mat, *dgamma = base + 4 * mat + vec, *r = base + 4 * mat + 2 * vec;
+  char* extra = base + 4 * mat + 2 * vec + rows;
+  void *residual = extra, *residual_out = extra + mat, *residual_grad = extra + 2 * mat;
 
-  host_inputs in{random_values(t, m * n, -2.0f, 2.0f, 3 * seed + 1), random_values(t, m * n, -1.0f, 1.0f, 3 * seed + 2),
-                 random_values(t, n, 0.5f, 1.5f, 3 * seed + 3)};
+  host_inputs in{random_values(t, m * n, -2.0f, 2.0f, 5 * seed + 1), random_values(t, m * n, -1.0f, 1.0f, 5 * seed + 2),
+                 random_values(t, n, 0.5f, 1.5f, 5 * seed + 3), {}, {}};
   k.upload(x, in.x.data(), in.x.size());
   k.upload(dy, in.dy.data(), in.dy.size());
   k.upload(gamma, in.gamma.data(), in.gamma.size());
   // outputs poisoned with 0xFF bytes (NaN in every dtype): an unwritten element shows
   NC_CUDA(cudaMemset(y, 0xFF, 2 * mat));          // y and dx, adjacent
   NC_CUDA(cudaMemset(dgamma, 0xFF, vec + rows));  // dgamma and r, adjacent
+  if (add) {
+    in.residual = random_values(t, m * n, -2.0f, 2.0f, 5 * seed + 4);
+    in.residual_grad = random_values(t, m * n, -1.0f, 1.0f, 5 * seed + 5);
+    k.upload(residual, in.residual.data(), in.residual.size());
+    k.upload(residual_grad, in.residual_grad.data(), in.residual_grad.size());
+    NC_CUDA(cudaMemset(residual_out, 0xFF, mat));
+  }
   if (keep) *keep = std::move(in);
 
-  const nc_matrix mx{x, t, 0, n, 1}, mdy{dy, t, 0, n, 1}, my{y, t, 0, n, 1}, mdx{dx, t, 0, n, 1};
+  // per-head rows: [M/heads, heads, N] (row i at i·N, the memory of the 2-D rows)
+  const std::int64_t heads = heads_of(op, m);
+  const nc_matrix mx{x, t, 0, heads * n, 1}, mdy{dy, t, 0, heads * n, 1}, my{y, t, 0, heads * n, 1},
+      mdx{dx, t, 0, heads * n, 1};
   const nc_vector vg{gamma, t, 0, 1}, vdg{dgamma, t, 0, 1}, vr{r, NC_F32, 0, 1};
   set.fwd = {m, n, epsilon, mx, vg, my, vr, nullptr};
   set.bwd = {m, n, mx, vg, mdy, vr, mdx, vdg, nullptr, 0, nullptr};
+  set.fwd.op = set.bwd.op = op;
+  if (op.rows == NC_ROWS_HEADS) {
+    set.fwd.head = {heads, n, n, n, n};
+    set.bwd.head = {heads, n, n, n, n};
+  }
+  if (add) {
+    set.fwd.residual = {residual, t, 0, heads * n, 1};
+    set.fwd.residual_out = {residual_out, t, 0, heads * n, 1};
+    set.bwd.x = set.fwd.residual_out;  // the backward of a residual add differentiates at the stored h
+    set.bwd.residual_grad = {residual_grad, t, 0, heads * n, 1};
+  }
   set.workspace = device_block(k, k.workspace_size(set.bwd));
   set.bwd.workspace = set.workspace.get();
   set.bwd.workspace_bytes = set.workspace.bytes();
@@ -404,27 +464,49 @@ struct spot {
 // rows 0, M/2 and M-1 of y, r and dx against the exact oracle on that row, both verdicts of
 // oracles/compare.hpp: the per-element bound, and the fixed table where every correct kernel
 // meets it (the verdicts of the properties, not a tolerance of the bench's own)
+// (every operand's row i lies at i·N, per-head rows included: make_set's views)
 void spot_check(const kernel& k, const input_set& set, const host_inputs& in, nc_dtype t, spot& out) {
   const std::int64_t m = set.fwd.m, n = set.fwd.n;
   const oracle::dtype ot = harness::oracle_type(t);
   const std::size_t row_bytes = std::size_t(n) * dtype_bytes(t);
-  std::vector<unsigned char> y(row_bytes), dx(row_bytes);
+  const nc_operation& op = set.fwd.op;
+  const bool add = op.residual != NC_RESIDUAL_NONE;
+  std::vector<unsigned char> y(row_bytes), dx(row_bytes), h(row_bytes);
   float r = 0;
   for (std::int64_t i : {std::int64_t(0), m / 2, m - 1}) {
     k.download(y.data(), static_cast<const char*>(set.fwd.y.data) + i * row_bytes, row_bytes);
     k.download(dx.data(), static_cast<const char*>(set.bwd.dx.data) + i * row_bytes, row_bytes);
     k.download(&r, static_cast<const char*>(set.fwd.r.data) + i * 4, 4);
+    if (add) k.download(h.data(), static_cast<const char*>(set.fwd.residual_out.data) + i * row_bytes, row_bytes);
     // row i alone: a row's y, r and dx depend on nothing else
-    const unsigned char* x = in.x.data() + std::size_t(i) * row_bytes;
-    const unsigned char* dy = in.dy.data() + std::size_t(i) * row_bytes;
-    oracle::forward_problem f;
-    f.m = 1, f.n = n, f.epsilon = epsilon, f.y_type = ot;
-    f.x = {x, ot, 0, n, 1}, f.gamma = {in.gamma.data(), ot, 0, 1};
-    oracle::backward_problem b;
-    b.m = 1, b.n = n, b.epsilon = epsilon, b.dx_type = ot, b.dgamma_type = ot;
-    b.x = f.x, b.gamma = f.gamma, b.dy = {dy, ot, 0, n, 1};
-    const oracle::forward_result ef = oracle::exact_forward(f);
-    const oracle::backward_result eb = oracle::exact_backward(b);
+    const std::size_t at = std::size_t(i) * row_bytes;
+    oracle::variant_forward_problem f;
+    f.plain.m = 1, f.plain.n = n, f.plain.epsilon = epsilon, f.plain.y_type = ot;
+    f.plain.x = {in.x.data() + at, ot, 0, n, 1}, f.plain.gamma = {in.gamma.data(), ot, 0, 1};
+    f.residual = op.residual == NC_RESIDUAL_ROUNDED ? oracle::residual_rule::rounded
+                 : add                              ? oracle::residual_rule::fp32
+                                                    : oracle::residual_rule::none;
+    if (add) f.residual_in = {in.residual.data() + at, ot, 0, n, 1};
+    f.weight_offset = op.weight_offset;
+    // the backward of a residual add differentiates at the h the forward stored
+    oracle::variant_backward_problem b;
+    b.plain.m = 1, b.plain.n = n, b.plain.epsilon = epsilon, b.plain.dx_type = ot, b.plain.dgamma_type = ot;
+    b.plain.x = add ? oracle::matrix_view{h.data(), ot, 0, n, 1} : f.plain.x;
+    b.plain.gamma = f.plain.gamma, b.plain.dy = {in.dy.data() + at, ot, 0, n, 1};
+    b.residual = add, b.weight_offset = op.weight_offset;
+    if (add) b.residual_grad = {in.residual_grad.data() + at, ot, 0, n, 1};
+    const oracle::variant_forward_result variant = oracle::exact_variant_forward(f);
+    const oracle::forward_result& ef = variant.plain;
+    const oracle::backward_result eb = oracle::exact_variant_backward(b);
+    // residual_out is h rounded to x's dtype: bit-exact
+    for (std::int64_t j = 0; add && j < n && out.pass; ++j)
+      if (const double got = oracle::load(h.data(), ot, j);
+          got != variant.residual_out[std::size_t(j)]) {
+        out.pass = false;
+        std::ostringstream w;
+        w << "residual_out[" << i << "," << j << "] = " << got << ", exact " << variant.residual_out[std::size_t(j)];
+        out.what = w.str();
+      }
     const struct {
       const char* name;
       oracle::comparison cmp;
@@ -453,6 +535,7 @@ void spot_check(const kernel& k, const input_set& set, const host_inputs& in, nc
 // ---------------------------------------------------------------- one row
 
 struct row {
+  std::string variant = "rmsnorm";
   shape sh{};
   nc_dtype t = NC_F32;
   std::int64_t input_sets = 0;
@@ -471,19 +554,22 @@ std::int64_t rotation_sets(std::int64_t m, std::int64_t n, std::size_t s, double
   return std::min<std::int64_t>(max_input_sets, std::int64_t(std::ceil(2.0 * l2_bytes / working)));
 }
 
-row bench_row(const kernel& k, const options& o, shape sh, nc_dtype t) {
+row bench_row(const kernel& k, const options& o, const std::string& variant, shape sh, nc_dtype t) {
   row out;
-  out.sh = sh, out.t = t;
+  out.variant = variant, out.sh = sh, out.t = t;
+  const nc_operation op = operation_of(variant);
+  const bool add = op.residual != NC_RESIDUAL_NONE;
   const std::size_t s = dtype_bytes(t);
   const double elems = double(sh.m) * double(sh.n);
-  out.fwd_bytes = 2.0 * elems * double(s);
-  out.fwd_bwd_bytes = 5.0 * elems * double(s);
+  out.fwd_bytes = (add ? 4.0 : 2.0) * elems * double(s);
+  out.fwd_bwd_bytes = (add ? 8.0 : 5.0) * elems * double(s);
   try {
-    out.input_sets = rotation_sets(sh.m, sh.n, s, o.l2_mb * 1e6);
+    // the rotation counts the forward's working set: x and y, and a residual add's two more
+    out.input_sets = rotation_sets(sh.m, sh.n, add ? 2 * s : s, o.l2_mb * 1e6);
     std::vector<input_set> sets;
     host_inputs first;
     for (std::int64_t i = 0; i < out.input_sets; ++i)
-      sets.push_back(make_set(k, sh.m, sh.n, t, std::uint64_t(i + 1), i == 0 ? &first : nullptr));
+      sets.push_back(make_set(k, sh.m, sh.n, t, op, std::uint64_t(i + 1), i == 0 ? &first : nullptr));
     out.workspace_bytes = sets[0].workspace.bytes();
     out.fwd_path = k.forward_path(sets[0].fwd);
     out.bwd_path = k.backward_path(sets[0].bwd);
@@ -588,6 +674,13 @@ std::string timed_region_fwd_bwd(const options& o) {
          "; dx and dgamma preallocated per input set";
 }
 
+std::string variants_line() {
+  return "rmsnorm the plain operator; add_rmsnorm the rounded sum h = x + residual into a separate residual_out "
+         "(fwd 4·M·N·s: x, residual read, y, residual_out written; fwd+bwd 8·M·N·s: the backward reads h, dy and "
+         "residual_grad and writes dx); gemma_rmsnorm y = x·r·(1 + gamma); add_gemma_rmsnorm both; head_rmsnorm "
+         "per-head rows of [M/8, 8, N] views (bytes as the plain operator's)";
+}
+
 std::string protocol_line(const options& o) {
   return std::to_string(o.warmup) + " warm-up calls, then the median of " + std::to_string(o.samples) +
          " samples of " + std::to_string(o.calls) +
@@ -610,11 +703,12 @@ std::string markdown(const options& o, const stamp& st, const std::vector<row>& 
      << num(st.copy_gbps, 0) << " GB/s (" << num(st.copy_us, 1) << " µs a copy)\n"
      << "- inputs random, never zeros (x in [-2,2), dy in [-1,1), gamma in [0.5,1.5) in x's dtype), epsilon 1e-6; "
         "input sets rotate while x and y fit in "
-     << num(o.l2_mb, 0) << " MB of L2\n\n"
-     << "| shape | dtype | fwd µs | fwd GB/s | fwd % copy | fwd+bwd µs | GB/s | % copy | path |\n"
-     << "|---|---|---|---|---|---|---|---|---|\n";
+     << num(o.l2_mb, 0) << " MB of L2\n"
+     << "- variants: " << variants_line() << "\n\n"
+     << "| variant | shape | dtype | fwd µs | fwd GB/s | fwd % copy | fwd+bwd µs | GB/s | % copy | path |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const row& r : rows) {
-    md << "| " << r.sh.m << "×" << r.sh.n << " | " << dtype_label(r.t) << " | ";
+    md << "| " << r.variant << " | " << r.sh.m << "×" << r.sh.n << " | " << dtype_label(r.t) << " | ";
     if (!r.error.empty()) {
       md << "– | – | – | – | – | – | error: " << r.error << " |\n";
       continue;
@@ -658,7 +752,7 @@ std::string json(const options& o, const stamp& st, const std::vector<row>& rows
     const double fg = timed ? r.fwd_bytes / (r.fwd.median_us * 1e3) : NAN;
     const double bg = timed ? r.fwd_bwd_bytes / (r.fwd_bwd.median_us * 1e3) : NAN;
     auto t = [&](double v, int d) { return timed ? num(v, d) : std::string("null"); };
-    js << (i ? ",\n" : "\n") << "    {\"m\": " << r.sh.m << ", \"n\": " << r.sh.n << ", \"dtype\": \""
+    js << (i ? ",\n" : "\n") << "    {\"variant\": " << json_string(r.variant) << ", \"m\": " << r.sh.m << ", \"n\": " << r.sh.n << ", \"dtype\": \""
        << dtype_label(r.t) << "\", \"input_sets\": " << r.input_sets << ", \"workspace_bytes\": " << r.workspace_bytes
        << ",\n     \"fwd_us\": " << t(r.fwd.median_us, 3) << ", \"fwd_us_min\": " << t(r.fwd.min_us, 3)
        << ", \"fwd_us_max\": " << t(r.fwd.max_us, 3) << ", \"fwd_bytes\": " << num(r.fwd_bytes, 0)
@@ -782,18 +876,19 @@ namespace {
 
 bool time_kernel(const kernel& k, const options& o, const stamp& st, const std::filesystem::path& stem) {
   std::vector<row> rows;
-  for (const shape& sh : o.shapes)
-    for (const nc_dtype t : o.dtypes) {
-      const auto t0 = std::chrono::steady_clock::now();
-      rows.push_back(bench_row(k, o, sh, t));
-      const row& r = rows.back();
-      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::cerr << "  " << sh.m << "x" << sh.n << " " << dtype_label(t) << ": "
-                << (r.error.empty() ? num(r.fwd.median_us, 2) + " / " + num(r.fwd_bwd.median_us, 2) + " us" +
-                                          (r.check.pass ? "" : ", SPOT CHECK FAILED: " + r.check.what)
-                                    : "error: " + r.error)
-                << " (" << num(secs, 1) << " s)\n";
-    }
+  for (const std::string& variant : o.variants)
+    for (const shape& sh : o.shapes)
+      for (const nc_dtype t : o.dtypes) {
+        const auto t0 = std::chrono::steady_clock::now();
+        rows.push_back(bench_row(k, o, variant, sh, t));
+        const row& r = rows.back();
+        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::cerr << "  " << variant << " " << sh.m << "x" << sh.n << " " << dtype_label(t) << ": "
+                  << (r.error.empty() ? num(r.fwd.median_us, 2) + " / " + num(r.fwd_bwd.median_us, 2) + " us" +
+                                            (r.check.pass ? "" : ", SPOT CHECK FAILED: " + r.check.what)
+                                      : "error: " + r.error)
+                  << " (" << num(secs, 1) << " s)\n";
+      }
 
   const std::string md = markdown(o, st, rows);
   std::cout << md << std::flush;
