@@ -553,6 +553,12 @@ void draw_heads(norm_case& c) {
   const std::int64_t heads = c.heads, tokens = std::max<std::int64_t>(1, c.m / heads);
   const capabilities& domain = drawing_domain();
   for (matrix_layout* l : {&c.layout.x, &c.layout.y, &c.layout.dy, &c.layout.dx}) {
+    // stored by columns: the heads of a token at the drawn row stride, the columns past them all
+    // (the addresses of the drawn 2-D layout)
+    if (c.m > 1 && c.n > 1 && l->col_stride > l->row_stride) {
+      l->head_stride = l->row_stride, l->row_stride *= heads;
+      continue;
+    }
     // a head's pitch: the drawn row stride where rows lie side by side, else rows past the columns
     const std::int64_t row_span = (c.n - 1) * l->col_stride + 1;
     const std::int64_t pitch = l->row_stride >= row_span ? l->row_stride : row_span;
