@@ -43,7 +43,8 @@ std::optional<std::int64_t> last_index(std::int64_t offset, std::initializer_lis
 
 // whether no two elements share an index: ordered by stride, each dimension's stride passes
 // the span of every smaller one (the dimensions of one entry take no part); no overflow (checked)
-bool distinct(std::vector<dimension> dims) {
+bool distinct(std::initializer_list<dimension> list) {
+  std::vector<dimension> dims(list);
   std::erase_if(dims, [](const dimension& d) { return d.count <= 1; });
   std::sort(dims.begin(), dims.end(), [](const dimension& a, const dimension& b) { return a.stride < b.stride; });
   std::int64_t span = 0;  // the largest index the smaller dimensions reach
@@ -69,28 +70,39 @@ class checker {
                    why, ")");
   }
 
-  // heads > 1: the per-head rows of a [m/heads, heads, n] view (abi.h "Variants")
+  // heads > 1: the per-head rows of a [m/heads, heads, n] view (abi.h "Variants"): tokens at
+  // the row stride, heads at the head stride
   void matrix(const char* name, const nc_matrix& a, std::int64_t m, std::int64_t n, bool output, std::int64_t heads = 1,
               std::int64_t head_stride = 0) {
     if (error) return;
-    if (heads > 1) return view(name, a, m, n, output, heads, head_stride);
     if (m == 0) return;  // an empty operand touches nothing; its pointer may be anything
+    const std::int64_t tokens = m / heads;
     if (a.data == nullptr) return void(error = fail(rule(name, "null"), "argument '", name, "' is a null pointer: must point to ", m, "x", n, " elements"));
     if (a.offset < 0) return void(error = fail(rule(name, "offset"), "argument '", name, ".offset' = ", a.offset, ": must be >= 0"));
     if (a.col_stride < 1)
       return void(error = fail(rule(name, "col_stride"), "argument '", name, ".col_stride' = ", a.col_stride, ": must be >= 1"));
-    if (m > 1 && a.row_stride < 1)
-      return void(error = fail(rule(name, "row_stride"), "argument '", name, ".row_stride' = ", a.row_stride, ": must be >= 1"));
+    if (tokens > 1 && a.row_stride < 1)
+      return void(error = fail(rule(name, "row_stride"), "argument '", name, ".row_stride' = ", a.row_stride, ": must be >= 1",
+                               heads > 1 ? " (the token stride of " + std::to_string(tokens) + " tokens)" : ""));
+    if (heads > 1 && head_stride < 1)
+      return void(error = fail(rule(name, "head_stride"), "argument 'head.", name, "' = ", head_stride,
+                               ": must be >= 1 (the head stride of ", heads, " heads)"));
     // overflow first: past this check no product of a count and a stride overflows
-    const auto last = last_index(a.offset, {{m, m > 1 ? a.row_stride : 0}, {n, a.col_stride}});
+    const std::initializer_list<dimension> dims = {
+        {tokens, tokens > 1 ? a.row_stride : 0}, {heads, heads > 1 ? head_stride : 0}, {n, a.col_stride}};
+    const auto last = last_index(a.offset, dims);
     if (!last) return void(error = fail(rule(name, "overflow"), "argument '", name, "' layout overflows 64-bit indexing"));
-    // the elements must be distinct: rows side by side, or columns side by side
-    const bool rows_apart = m == 1 || a.row_stride >= (n - 1) * a.col_stride + 1;
-    const bool cols_apart = n == 1 || a.col_stride >= (m - 1) * a.row_stride + 1;
-    if (!rows_apart && !cols_apart)
-      return void(error = fail(rule(name, "distinct"), "argument '", name, "' strides (row ", a.row_stride, ", col ", a.col_stride,
-                               ") for ", m, "x", n, ": row_stride must be >= (n-1)*col_stride+1 = ",
+    // the elements must be distinct: rows side by side, or columns side by side (and heads)
+    if (!distinct(dims)) {
+      if (heads > 1)
+        return void(error = fail(rule(name, "distinct"), "argument '", name, "' strides (token ", a.row_stride, ", head ",
+                                 head_stride, ", col ", a.col_stride, ") for ", tokens, " tokens x ", heads, " heads x ",
+                                 n, ": two elements share an address (each stride, smallest first, must pass the span of "
+                                 "the smaller ones)"));
+      return void(error = fail(rule(name, "distinct"), "argument '", name, "' strides (row ", a.row_stride, ", col ",
+                               a.col_stride, ") for ", m, "x", n, ": row_stride must be >= (n-1)*col_stride+1 = ",
                                (n - 1) * a.col_stride + 1, " (or col_stride >= (m-1)*row_stride+1)"));
+    }
     add_span(name, a.data, a.dtype, a.offset, *last, output);
   }
 
@@ -103,30 +115,6 @@ class checker {
       return void(error = fail(rule(name, "stride"), "argument '", name, ".stride' = ", a.stride, ": must be >= 1"));
     const auto last = last_index(a.offset, {{count, count > 1 ? a.stride : 0}});
     if (!last) return void(error = fail(rule(name, "overflow"), "argument '", name, "' layout overflows 64-bit indexing"));
-    add_span(name, a.data, a.dtype, a.offset, *last, output);
-  }
-
-  void view(const char* name, const nc_matrix& a, std::int64_t m, std::int64_t n, bool output, std::int64_t heads,
-            std::int64_t head_stride) {
-    if (m == 0) return;
-    const std::int64_t tokens = m / heads;
-    if (a.data == nullptr) return void(error = fail(rule(name, "null"), "argument '", name, "' is a null pointer: must point to ", m, "x", n, " elements"));
-    if (a.offset < 0) return void(error = fail(rule(name, "offset"), "argument '", name, ".offset' = ", a.offset, ": must be >= 0"));
-    if (a.col_stride < 1)
-      return void(error = fail(rule(name, "col_stride"), "argument '", name, ".col_stride' = ", a.col_stride, ": must be >= 1"));
-    if (tokens > 1 && a.row_stride < 1)
-      return void(error = fail(rule(name, "row_stride"), "argument '", name, ".row_stride' = ", a.row_stride,
-                               ": must be >= 1 (the token stride of ", tokens, " tokens)"));
-    if (head_stride < 1)
-      return void(error = fail(rule(name, "head_stride"), "argument 'head.", name, "' = ", head_stride,
-                               ": must be >= 1 (the head stride of ", heads, " heads)"));
-    const auto last = last_index(a.offset, {{tokens, a.row_stride}, {heads, head_stride}, {n, a.col_stride}});
-    if (!last) return void(error = fail(rule(name, "overflow"), "argument '", name, "' layout overflows 64-bit indexing"));
-    if (!distinct({{tokens, a.row_stride}, {heads, head_stride}, {n, a.col_stride}}))
-      return void(error = fail(rule(name, "distinct"), "argument '", name, "' strides (token ", a.row_stride, ", head ",
-                               head_stride, ", col ", a.col_stride, ") for ", tokens, " tokens x ", heads, " heads x ", n,
-                               ": two elements share an address (each stride, smallest first, must pass the span of the "
-                               "smaller ones)"));
     add_span(name, a.data, a.dtype, a.offset, *last, output);
   }
 
