@@ -104,6 +104,13 @@ inline void store(void* data, nc_dtype t, std::int64_t index, float v) {
 inline std::int64_t at(const nc_matrix& a, std::int64_t i, std::int64_t j) {
   return a.offset + i * a.row_stride + j * a.col_stride;
 }
+/// per-head rows (abi.h NC_ROWS_HEADS): row i is head i % heads of token i / heads
+inline std::int64_t at(const nc_matrix& a, std::int64_t i, std::int64_t j, std::int64_t heads, std::int64_t head_stride) {
+  if (heads <= 1) return at(a, i, j);
+  return a.offset + (i / heads) * a.row_stride + (i % heads) * head_stride + j * a.col_stride;
+}
+template <class Args>
+std::int64_t heads_of(const Args& a) { return a.op.rows == NC_ROWS_HEADS ? a.head.heads : 1; }
 inline std::int64_t at(const nc_vector& a, std::int64_t k) { return a.offset + k * a.stride; }
 
 // ---- the C ABI around an order's row functions ----
@@ -166,23 +173,24 @@ nc_status forward(const nc_forward_args* a) {
     const std::int64_t n = a->n;
     const auto size = static_cast<std::size_t>(n);
     const nc_operation& op = a->op;
+    const std::int64_t heads = heads_of(*a);
     std::vector<float> x(size), y(size);
     const std::vector<float> gamma = offset_gamma(a->gamma, n, op.weight_offset);
     for (std::int64_t i = 0; i < a->m; ++i) {
-      for (std::int64_t j = 0; j < n; ++j) x[std::size_t(j)] = load(a->x.data, a->x.dtype, at(a->x, i, j));
+      for (std::int64_t j = 0; j < n; ++j) x[std::size_t(j)] = load(a->x.data, a->x.dtype, at(a->x, i, j, heads, a->head.x));
       if (op.residual != NC_RESIDUAL_NONE) {
         // h = x + residual in fp32 (rounded to x's dtype under the rounded contract); the row is
         // read whole before residual_out is written, so in place is safe
         for (std::int64_t j = 0; j < n; ++j) {
-          const float h = x[std::size_t(j)] + load(a->residual.data, a->residual.dtype, at(a->residual, i, j));
+          const float h = x[std::size_t(j)] + load(a->residual.data, a->residual.dtype, at(a->residual, i, j, heads, a->head.residual));
           x[std::size_t(j)] = op.residual == NC_RESIDUAL_ROUNDED ? rounded(a->x.dtype, h) : h;
         }
         for (std::int64_t j = 0; j < n; ++j)
-          store(a->residual_out.data, a->residual_out.dtype, at(a->residual_out, i, j), x[std::size_t(j)]);
+          store(a->residual_out.data, a->residual_out.dtype, at(a->residual_out, i, j, heads, a->head.residual_out), x[std::size_t(j)]);
       }
       current_row = place_of(a->x, i, a->m);
       const float r = Order::forward_row(n, x.data(), gamma.data(), a->epsilon, y.data());
-      for (std::int64_t j = 0; j < n; ++j) store(a->y.data, a->y.dtype, at(a->y, i, j), y[std::size_t(j)]);
+      for (std::int64_t j = 0; j < n; ++j) store(a->y.data, a->y.dtype, at(a->y, i, j, heads, a->head.y), y[std::size_t(j)]);
       store(a->r.data, NC_F32, at(a->r, i), r);
     }
     return NC_OK;
@@ -210,18 +218,19 @@ nc_status backward(const nc_backward_args* a) {
     // u = dy * (gamma + offset); dgamma's terms dy*x*r have no offset
     const std::vector<float> gamma = offset_gamma(a->gamma, n, a->op.weight_offset);
     const bool along = a->op.residual != NC_RESIDUAL_NONE;
+    const std::int64_t heads = heads_of(*a);
     for (std::int64_t i = 0; i < a->m; ++i) {
       for (std::int64_t j = 0; j < n; ++j) {
-        x[std::size_t(j)] = load(a->x.data, a->x.dtype, at(a->x, i, j));
-        dy[std::size_t(j)] = load(a->dy.data, a->dy.dtype, at(a->dy, i, j));
+        x[std::size_t(j)] = load(a->x.data, a->x.dtype, at(a->x, i, j, heads, a->head.x));
+        dy[std::size_t(j)] = load(a->dy.data, a->dy.dtype, at(a->dy, i, j, heads, a->head.dy));
       }
       const float r = load(a->r.data, NC_F32, at(a->r, i));
       current_row = place_of(a->x, i, a->m);
       Order::backward_row(n, x.data(), gamma.data(), dy.data(), r, dx.data(), term.data());
       for (std::int64_t j = 0; j < n; ++j) {
         // a residual add: dx = d_residual also carries the residual stream's gradient (fp32 sum)
-        if (along) dx[std::size_t(j)] += load(a->residual_grad.data, a->residual_grad.dtype, at(a->residual_grad, i, j));
-        store(a->dx.data, a->dx.dtype, at(a->dx, i, j), dx[std::size_t(j)]);
+        if (along) dx[std::size_t(j)] += load(a->residual_grad.data, a->residual_grad.dtype, at(a->residual_grad, i, j, heads, a->head.residual_grad));
+        store(a->dx.data, a->dx.dtype, at(a->dx, i, j, heads, a->head.dx), dx[std::size_t(j)]);
         // dgamma is a sum over rows, never a mean; row order fixed, so bit-identical run to run
         dgamma[j] += term[std::size_t(j)];
       }

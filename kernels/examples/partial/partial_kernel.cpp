@@ -20,6 +20,8 @@
 //   PARTIAL_FLUSH_TO_ZERO      everything, computed with the host's SSE flush-to-zero and
 //                              denormals-are-zero modes on (MXCSR), as a --use_fast_math build
 //                              computes: fp32 subnormals read and made as 0
+//   PARTIAL_PER_HEAD           a QK-norm kernel: per-head rows of [tokens, heads, N] views only
+//                              (plain and Gemma's offset), forward and backward
 //
 // Each checks the contract first (an invalid call is NC_ERR_INVALID_ARGUMENT naming the
 // argument, kernels/src/contract.cpp), then its declaration (a valid call outside it is
@@ -77,6 +79,14 @@ const nc_capabilities caps = {NC_PAIRS_ALL, NC_LAYOUTS_ALL, NC_FLUSHES_SUBNORMAL
 #else
 const nc_capabilities caps = {NC_PAIRS_ALL, NC_LAYOUTS_ALL, 0, 0, nullptr, 0, 0};
 #endif
+#elif defined(PARTIAL_PER_HEAD) || defined(PARTIAL_PER_HEAD_UNDECLARED)
+constexpr const char* plugin_name = "partial-per-head";
+const nc_operation per_head_operations[] = {{NC_RESIDUAL_NONE, 0, 0.0f, NC_ROWS_HEADS}, {NC_RESIDUAL_NONE, 0, 1.0f, NC_ROWS_HEADS}};
+#ifdef PARTIAL_PER_HEAD
+const nc_capabilities caps = {NC_PAIRS_ALL, NC_LAYOUTS_ALL, 0, 0, nullptr, 0, 0, 2, per_head_operations, 0};
+#else
+const nc_capabilities caps = {NC_PAIRS_ALL, NC_LAYOUTS_ALL, 0, 0, nullptr, 0, 0};
+#endif
 #elif defined(PARTIAL_GEMMA) || defined(PARTIAL_GEMMA_UNDECLARED)
 constexpr const char* plugin_name = "partial-gemma";
 const nc_operation gemma_operations[] = {{NC_RESIDUAL_NONE, 0, 1.0f}};
@@ -123,8 +133,12 @@ nc_status unsupported(const std::string& what) {
 [[maybe_unused]] bool computes(const nc_operation& op) { return op.residual == NC_RESIDUAL_FP32 && op.weight_offset == 0.0f; }
 #elif defined(PARTIAL_GEMMA) || defined(PARTIAL_GEMMA_UNDECLARED)
 [[maybe_unused]] bool computes(const nc_operation& op) { return op.residual == NC_RESIDUAL_NONE && op.weight_offset == 1.0f; }
+#elif defined(PARTIAL_PER_HEAD) || defined(PARTIAL_PER_HEAD_UNDECLARED)
+[[maybe_unused]] bool computes(const nc_operation& op) { return op.residual == NC_RESIDUAL_NONE && op.rows == NC_ROWS_HEADS; }
 #else
-[[maybe_unused]] bool computes(const nc_operation& op) { return op.residual == NC_RESIDUAL_NONE && op.weight_offset == 0.0f; }
+[[maybe_unused]] bool computes(const nc_operation& op) {
+  return op.residual == NC_RESIDUAL_NONE && op.weight_offset == 0.0f && op.rows == NC_ROWS_MATRIX;
+}
 #endif
 
 // the kernel's own shape rule (none but for the N-multiple kernel), whatever it declares
