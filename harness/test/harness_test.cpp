@@ -337,6 +337,26 @@ TEST(generators, every_generator_draws_inside_a_variant_only_declaration) {
   every_generator_draws_inside(caps, "add_gemma_rmsnorm only");
 }
 
+// a QK-norm kernel of dense operands only: every per-head view drawn is [tokens, heads, N] itself,
+// and views of two heads or more are drawn (else the declaration would be tested on 2-D rows)
+TEST(generators, every_generator_draws_inside_a_dense_per_head_declaration) {
+  capabilities caps;
+  caps.layouts = 0;
+  caps.operations = caps.declared_operations = {{NC_RESIDUAL_NONE, 0, 0.0f, NC_ROWS_HEADS},
+                                                {NC_RESIDUAL_NONE, 0, 1.0f, NC_ROWS_HEADS}};
+  every_generator_draws_inside(caps, "head_rmsnorm, dense operands only");
+  const scoped_domain domain(caps);
+  const property* p = find_property("y_and_r_match_the_exact_oracle");
+  ASSERT_NE(p, nullptr);
+  int several = 0;
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    const norm_case c = p->gen(rc::Random(seed * 104729), 0).value();
+    EXPECT_EQ(c.op.rows, NC_ROWS_HEADS) << describe(c);
+    several += heads_of(c) > 1;
+  }
+  EXPECT_GE(several, 10) << "per-head views of two heads or more: " << several << " of 60 cases";
+}
+
 TEST(campaign, the_shipped_kernel_lists_every_path_the_properties_set_a_minimum_for) {
   // path minimums apply only to listed paths: an unlisted one would silently go unjudged
   for (const property& p : all_properties())
@@ -360,6 +380,10 @@ TEST(case, layout_bits_name_what_a_layout_needs_beyond_dense) {
   EXPECT_EQ(layout_bits(matrix_layout{3, 16, 1}, 16, NC_F16), std::uint32_t(NC_LAYOUT_MISALIGNED));
   EXPECT_EQ(layout_bits(matrix_layout{0, 1, 5}, 4, NC_F32), std::uint32_t(NC_LAYOUT_COLUMN_STRIDED | NC_LAYOUT_MISALIGNED));
   EXPECT_EQ(layout_bits(vector_layout{0, 2}, NC_F32), std::uint32_t(NC_LAYOUT_COLUMN_STRIDED));
+  // per-head views of 4 heads: [tokens, heads, N] is dense; q of a fused qkv pads; heads off 16 bytes misalign
+  EXPECT_EQ(layout_bits(matrix_layout{0, 64, 1, 16}, 16, NC_F32, 4), 0u);
+  EXPECT_EQ(layout_bits(matrix_layout{0, 96, 1, 16}, 16, NC_F32, 4), std::uint32_t(NC_LAYOUT_PADDED_ROWS));
+  EXPECT_EQ(layout_bits(matrix_layout{0, 72, 1, 17}, 16, NC_F32, 4), std::uint32_t(NC_LAYOUT_MISALIGNED));
 }
 
 TEST(campaign, a_share_is_below_its_minimum_only_when_chance_cannot_explain_it) {
