@@ -179,14 +179,14 @@ void head_rules(std::vector<rule>& out) {
   for (const bool backward : {false, true}) {
     const std::string who = backward ? "backward: " : "";
     const auto op_of = [backward](call& k) -> nc_operation& { return backward ? k.b.op : k.f.op; };
-    const auto heads_of = [backward](call& k) -> std::int64_t& { return backward ? k.b.head.heads : k.f.head.heads; };
+    const auto heads_field = [backward](call& k) -> std::int64_t& { return backward ? k.b.head.heads : k.f.head.heads; };
     out.push_back({who + "op.rows is no nc_rows", backward, "op.rows",
                    [op_of](call& k, const norm_case&) { op_of(k).rows = nc_rows(5); }, 1, 1, false, needs_op::variants});
     out.push_back(on_heads({who + "head.heads is 0", backward, "head.heads",
-                            [heads_of](call& k, const norm_case&) { heads_of(k) = 0; }},
+                            [heads_field](call& k, const norm_case&) { heads_field(k) = 0; }},
                            1));
     out.push_back(on_heads({who + "head.heads does not divide m", backward, "head.heads",
-                            [heads_of](call& k, const norm_case& c) { heads_of(k) = c.m + 1; }},
+                            [heads_field](call& k, const norm_case& c) { heads_field(k) = c.m + 1; }},
                            1));
   }
   const auto stride = [&](const char* name, bool backward, head_of at, needs_op op = needs_op::any) {

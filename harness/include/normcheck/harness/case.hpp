@@ -24,10 +24,6 @@ struct matrix_layout {
   std::int64_t col_stride = 1;
   std::int64_t head_stride = 0;  ///< a per-head view's; 0 otherwise
   bool operator==(const matrix_layout&) const = default;
-  /// the index of row i's first element, in a call of `heads` rows a token (1: 2-D rows)
-  std::int64_t row_start(std::int64_t i, std::int64_t heads) const {
-    return offset + (heads > 1 ? (i / heads) * row_stride + (i % heads) * head_stride : i * row_stride);
-  }
 };
 
 /// where a vector's entries live: entry k is element offset + k·stride
