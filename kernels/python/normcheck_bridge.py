@@ -29,7 +29,9 @@ FORWARD = struct.Struct("<qqII")
 BACKWARD = struct.Struct("<qq")
 # the call's operation (abi.h "Variants"): residual mode, in place, the weight offset's fp32 bits
 OPERATION = struct.Struct("<IIII")
+HEADS = struct.Struct("<qqqqq")  # heads, then the head stride of the message's four 2-D operands
 RESIDUALS = {"none": 0, "rounded": 1, "fp32": 2}
+ROWS = {"matrix": 0, "heads": 1}
 
 PAIRS = {"fp32": 1, "fp16": 2, "bf16": 4, "fp16+fp32 gamma": 8, "bf16+fp32 gamma": 16}
 LAYOUTS = {"padded_rows": 1, "offsets": 2, "misaligned": 4, "column_strided": 8}
@@ -311,18 +313,21 @@ class kernel:
         for e in declared.get("epsilons", []):
             self.declaration.append(("epsilon_bits", "%08x" % struct.unpack("<I", struct.pack("<f", e))[0]))
         # the variants (abi.h "Variants"): a list of {"residual": "none" | "rounded" | "fp32",
-        # "in_place": bool, "weight_offset": float}; absent: the plain operator only
+        # "in_place": bool, "weight_offset": float, "rows": "matrix" | "heads"}; absent: the plain
+        # operator only. Per-head rows come to the kernel as [tokens, heads, N] views, r as [tokens, heads]
         for op in declared.get("operations", []):
-            unknown_op = set(op) - {"residual", "in_place", "weight_offset"}
+            unknown_op = set(op) - {"residual", "in_place", "weight_offset", "rows"}
             residual = op.get("residual", "none")
-            if unknown_op or residual not in RESIDUALS:
+            rows = op.get("rows", "matrix")
+            if unknown_op or residual not in RESIDUALS or rows not in ROWS:
                 raise declaration_error(f"NORMCHECK_CAPABILITIES['operations'] holds {op!r}: keys residual "
-                                        f"({' | '.join(RESIDUALS)}), in_place, weight_offset")
+                                        f"({' | '.join(RESIDUALS)}), in_place, weight_offset, rows "
+                                        f"({' | '.join(ROWS)})")
             in_place = bool(op.get("in_place", False))
             if in_place and residual == "none":
                 raise declaration_error(f"NORMCHECK_CAPABILITIES['operations'] holds {op!r}: in_place needs a residual add")
             bits = struct.unpack("<I", struct.pack("<f", float(op.get("weight_offset", 0.0))))[0]
-            self.declaration.append(("operation", f"{RESIDUALS[residual]}\t{int(in_place)}\t{bits:08x}"))
+            self.declaration.append(("operation", f"{RESIDUALS[residual]}\t{int(in_place)}\t{bits:08x}\t{ROWS[rows]}"))
         if "n_multiple" in declared:
             self.declaration.append(("n_multiple", int(declared["n_multiple"])))
         self.allocations = {}
@@ -332,16 +337,23 @@ class kernel:
 
     # ---- operands
 
-    def matrix(self, operand, m, n):
+    def matrix(self, operand, m, n, heads=1, head_stride=0):
+        """an M x N operand, or with heads > 1 its [M/heads, heads, N] per-head view"""
         allocation, byte_offset, dtype, offset, row_stride, col_stride = operand
-        # a size-1 dimension's stride is meaningless (the contract lets M = 1 have any row stride)
-        strides = (row_stride if m > 1 or row_stride >= 0 else 0, col_stride)
-        return self.memory.view(self.allocations.get(allocation), byte_offset, dtype, offset, (m, n), strides)
+        if heads > 1:
+            tokens = m // heads
+            shape, strides = (tokens, heads, n), (row_stride if tokens > 1 or row_stride >= 0 else 0, head_stride, col_stride)
+        else:
+            # a size-1 dimension's stride is meaningless (the contract lets M = 1 have any row stride)
+            shape, strides = (m, n), (row_stride if m > 1 or row_stride >= 0 else 0, col_stride)
+        return self.memory.view(self.allocations.get(allocation), byte_offset, dtype, offset, shape, strides)
 
-    def vector(self, operand, count):
+    def vector(self, operand, count, heads=1):
+        """count entries, or with heads > 1 r's [count/heads, heads] view"""
         allocation, byte_offset, dtype, offset, _, stride = operand
-        return self.memory.view(self.allocations.get(allocation), byte_offset, dtype, offset, (count,),
-                                (stride if count > 1 or stride >= 0 else 0,))
+        stride = stride if count > 1 or stride >= 0 else 0
+        shape, strides = ((count // heads, heads), (heads * stride, stride)) if heads > 1 else ((count,), (stride,))
+        return self.memory.view(self.allocations.get(allocation), byte_offset, dtype, offset, shape, strides)
 
     def result(self, value, view, what):
         value = self.memory.as_result(value, view, what)
@@ -386,16 +398,18 @@ class kernel:
             kwargs["residual_rounding"] = "rounded" if residual == 1 else "fp32"
         return kwargs
 
-    def forward(self, m, n, epsilon, x, gamma, y, r, operation=(0, 0, 0, 0), residual=None, residual_out=None):
-        xv, gv, yv = self.matrix(x, m, n), self.vector(gamma, n), self.matrix(y, m, n)
-        rv = self.vector(r, m) if self.writes_r else None
+    def forward(self, m, n, epsilon, x, gamma, y, r, operation=(0, 0, 0, 0), residual=None, residual_out=None,
+                heads=(1, 0, 0, 0, 0)):
+        h, (hx, hy, hres, hout) = heads[0], heads[1:]
+        xv, gv, yv = self.matrix(x, m, n, h, hx), self.vector(gamma, n), self.matrix(y, m, n, h, hy)
+        rv = self.vector(r, m, h) if self.writes_r else None
         kwargs = self.variant_arguments(operation)
         adds = operation[0] != 0
         inputs, names = (xv, gv), ("x", "gamma")
         if adds:
             # a residual add: the function takes residual=..., returns h (residual_out) last
-            inputs, names = (xv, gv, self.matrix(residual, m, n)), ("x", "gamma", "residual")
-            hv = self.matrix(residual_out, m, n)
+            inputs, names = (xv, gv, self.matrix(residual, m, n, h, hres)), ("x", "gamma", "residual")
+            hv = self.matrix(residual_out, m, n, h, hout)
         if self.style == "autograd":
             def run(xi, gi, *res):
                 with self.torch.no_grad():
@@ -430,13 +444,15 @@ class kernel:
             self.memory.store(hv, h_out)
         self.memory.synchronize()
 
-    def backward(self, m, n, x, gamma, dy, r, dx, dgamma, operation=(0, 0, 0, 0), residual_grad=None):
-        xv, gv, dyv, rv = self.matrix(x, m, n), self.vector(gamma, n), self.matrix(dy, m, n), self.vector(r, m)
-        dxv, dgv = self.matrix(dx, m, n), self.vector(dgamma, n)
+    def backward(self, m, n, x, gamma, dy, r, dx, dgamma, operation=(0, 0, 0, 0), residual_grad=None,
+                 heads=(1, 0, 0, 0, 0)):
+        h, (hx, hdy, hdx, hgrad) = heads[0], heads[1:]
+        xv, gv, dyv, rv = self.matrix(x, m, n, h, hx), self.vector(gamma, n), self.matrix(dy, m, n, h, hdy), self.vector(r, m, h)
+        dxv, dgv = self.matrix(dx, m, n, h, hdx), self.vector(dgamma, n)
         kwargs = self.variant_arguments(operation)
         kwargs.pop("residual_rounding", None)  # the backward differentiates at the stored h either way
         if operation[0] != 0:
-            kwargs["residual_grad"] = self.matrix(residual_grad, m, n)
+            kwargs["residual_grad"] = self.matrix(residual_grad, m, n, h, hgrad)
         if self.style == "autograd":
             torch = self.torch
 
@@ -555,9 +571,10 @@ def serve(sock):
                 at = FORWARD.size + 4 * OPERAND.size
                 operation = OPERATION.unpack_from(payload, at)
                 residuals = [OPERAND.unpack_from(payload, at + OPERATION.size + i * OPERAND.size) for i in range(2)]
+                heads = HEADS.unpack_from(payload, at + OPERATION.size + 2 * OPERAND.size)
                 k.last_epsilon = epsilon
                 try:
-                    k.forward(m, n, epsilon, *ops, operation, *residuals)
+                    k.forward(m, n, epsilon, *ops, operation, *residuals, heads)
                     reply(sock, NC_OK)
                 except BaseException as e:  # noqa: BLE001 -- SystemExit from the kernel included
                     reply(sock, *status_of(e, "forward"))
@@ -567,11 +584,12 @@ def serve(sock):
                 at = BACKWARD.size + 6 * OPERAND.size
                 operation = OPERATION.unpack_from(payload, at)
                 residual_grad = OPERAND.unpack_from(payload, at + OPERATION.size)
+                heads = HEADS.unpack_from(payload, at + OPERATION.size + OPERAND.size)
                 # the backward takes no epsilon in the ABI: the forward's, as a module would keep it
                 if not hasattr(k, "last_epsilon"):
                     k.last_epsilon = 1e-6
                 try:
-                    k.backward(m, n, *ops, operation, residual_grad)
+                    k.backward(m, n, *ops, operation, residual_grad, heads)
                     reply(sock, NC_OK)
                 except BaseException as e:  # noqa: BLE001
                     reply(sock, *status_of(e, "backward"))
