@@ -376,7 +376,9 @@ void campaign_runner::mutants() {
     } else if (!fs::exists(plugin)) {
       d.result = status::compile_error;
       d.reason = "no plugin " + plugin.string() + ": the build did not make it";
+      // a cuda build makes its mutant plugins on request (mutants/CMakeLists.txt)
       if (backend_ == "cuda") d.reason += " (the cuda mutant plugins are built on request: cmake --build --preset cuda-mutants)";
+      else d.reason += " (a cuda build makes its simt mutant plugins on request: cmake --build BUILD --target normcheck_mutant_plugins)";
       print_mutant(i);
     } else {
       queue.push_back(i);
