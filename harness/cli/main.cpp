@@ -24,6 +24,7 @@
 #include <sstream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "normcheck/environment.hpp"
@@ -245,7 +246,15 @@ struct campaign_output {
   std::optional<std::string> junit_path;   ///< the JUnit XML report, when one is asked for
   bool verbose = false;                    ///< every distribution table, not only a failing property's
   bool first_failure = false;              ///< stop after the first property that fails
+  std::optional<std::size_t> jobs;         ///< properties at once (--jobs; default: the cores on simt, 1 elsewhere)
 };
+
+// properties at once: --jobs, else every core on simt (the properties are CPU work there) and
+// one on a device, whose memory the far-row and tall-grid properties fill
+std::size_t jobs_of(const campaign_output& output, const nc::kernel& k) {
+  if (output.jobs) return *output.jobs;
+  return k.device_memory() ? 1 : std::max(1u, std::thread::hardware_concurrency());
+}
 
 int run_campaign(const std::string& command, const std::vector<const property*>& selected, const nc::kernel& k,
                  campaign_options options, const campaign_output& output) {
@@ -290,9 +299,11 @@ int run_campaign(const std::string& command, const std::vector<const property*>&
   progress_display display;
   std::vector<std::string> reproduce_lines;  // a failing property's reproduce and replay lines, for --junit
   const auto start = std::chrono::steady_clock::now();
+  // properties run side by side (each in its own worker); their results print in the campaign's order
+  nc::harness::property_pool pool(selected, k, options, isolation, jobs_of(output, k),
+                                  [&](const progress& p, std::size_t i) { display(p, i, selected.size()); });
   for (std::size_t i = 0; i < selected.size(); ++i) {
-    options.on_progress = [&](const progress& p) { display(p, i, selected.size()); };
-    property_result r = run_property_isolated(*selected[i], k, options, isolation);
+    property_result r = pool.take(i);
     display.done();
     reproduce_lines.emplace_back();
     if (r.failed) {
@@ -372,6 +383,12 @@ std::string variant_report_path(const std::string& path, const std::string& vari
   return (p.parent_path() / (p.stem().string() + "." + variant + p.extension().string())).string();
 }
 
+// --jobs N: properties at once, each in its own worker
+std::optional<std::size_t> jobs_option(const options_map& o) {
+  if (auto jobs = o.get("jobs")) return std::size_t(parse_integer("jobs", *jobs, 1, 256, "[1, 256]"));
+  return std::nullopt;
+}
+
 campaign_options options_of(const options_map& o) {
   campaign_options options;
   options.seed = o.get("seed") ? parse_seed(*o.get("seed")) : seed_from_environment();
@@ -423,7 +440,7 @@ int run_each_variant(const std::string& command, const std::vector<const propert
 int command_run(int argc, char** argv) {
   const options_map o(argc, argv, 2,
                       {"backend", "kernel", "seed", "scale", "report", "case-dir", "epsilon", "mutant-cases",
-                       "mutant-jobs", "mutant-budget", "junit"},
+                       "mutant-jobs", "mutant-budget", "junit", "jobs"},
                       {"verbose", "mutant-every-property"});
   if (!o.positional.empty()) throw usage_error("run takes no argument '" + o.positional[0] + "'");
   campaign_options options = options_of(o);
@@ -431,9 +448,9 @@ int command_run(int argc, char** argv) {
   const nc::kernel k = choose_kernel(o);
   std::vector<const property*> all;
   for (const property& p : all_properties()) all.push_back(&p);
-  const int properties =
-      run_campaign("run", all, k, options,
-                   {o.get("report").value_or(default_report_path()), o.get("junit"), o.has("verbose")});
+  const int properties = run_campaign(
+      "run", all, k, options,
+      {o.get("report").value_or(default_report_path()), o.get("junit"), o.has("verbose"), false, jobs_option(o)});
   // the mutation campaign seeds bugs into the shipped kernels: it says nothing about a
   // user's --kernel, and a suite that fails its own baseline has nothing to measure
   if (o.get("kernel") || properties != pass) return properties;
@@ -454,7 +471,7 @@ int command_run(int argc, char** argv) {
 int command_check(int argc, char** argv) {
   const options_map o(argc, argv, 2,
                       {"backend", "kernel", "cases", "seed", "case-dir", "property", "skip", "json", "epsilon", "variant",
-                       "junit"},
+                       "junit", "jobs"},
                       {"verbose", "first-failure"});
   if (o.positional.size() != 1) throw usage_error("check takes one group: forward, backward, gamma or all");
   const std::string group = o.positional[0];
@@ -487,7 +504,7 @@ int command_check(int argc, char** argv) {
   if (selected.empty()) throw usage_error("--skip leaves no property of the group '" + group + "'");
   const nc::kernel k = choose_kernel(o);
   return run_each_variant("check " + group, selected, k, options,
-                          {o.get("json"), o.get("junit"), o.has("verbose"), o.has("first-failure")});
+                          {o.get("json"), o.get("junit"), o.has("verbose"), o.has("first-failure"), jobs_option(o)});
 }
 
 // runs <origin>_replay (built beside normcheck) on a fuzz regression's raw input: its exit status
@@ -774,14 +791,15 @@ struct verb {
 const verb verbs[] = {
     {"run", "normcheck run [--backend auto|cuda|simt] [--kernel PATH] [--seed S] [--scale X] [--report FILE] ...",
      "  [--case-dir DIR] [--epsilon E] [--junit FILE] [--mutant-cases N] [--mutant-jobs N] [--mutant-budget S]\n"
-     "  [--mutant-every-property] [--verbose]\n"
+     "  [--mutant-every-property] [--jobs N] [--verbose]\n"
      "  The main job: every property on the kernel, then (for the shipped kernels) the mutation campaign,\n"
      "  each mutant's suite stopping at its first kill (--mutant-every-property: every property runs).\n"
+     "  --jobs N: properties at once, each in its own worker (default: every core on simt, 1 on a GPU).\n"
      "  --report defaults to reports/out/run-<UTC time>.json; --scale multiplies every case count.\n",
      command_run},
     {"check", "normcheck check forward|backward|gamma|all [--backend auto|cuda|simt] [--kernel PATH] ...",
      "  [--cases N] [--seed S] [--case-dir DIR] [--property NAME] [--skip NAME,...] [--json FILE] [--epsilon E]\n"
-     "  [--variant NAME|all] [--junit FILE] [--verbose] [--first-failure]\n"
+     "  [--variant NAME|all] [--junit FILE] [--jobs N] [--verbose] [--first-failure]\n"
      "  The properties of one group. Cases are drawn inside what the kernel declares (abi.h); the summary\n"
      "  lists what was not exercised. --epsilon: every case with this epsilon (a kernel with one built in).\n"
      "  --variant NAME: every case of that variant (normcheck variants lists them; the kernel must declare\n"
@@ -790,7 +808,9 @@ const verb verbs[] = {
      "  --junit FILE: JUnit XML for CI systems (a testcase per property; a failure carries the\n"
      "  counterexample and the reproduce line).\n"
      "  --verbose prints every property's distribution table (by default only a failing one's).\n"
-     "  --first-failure stops after the first property that fails (the mutation runner's --first-kill).\n",
+     "  --first-failure stops after the first property that fails (the mutation runner's --first-kill).\n"
+     "  --jobs N: properties at once, each in its own worker (default: every core on simt, 1 on a GPU);\n"
+     "  their results print in the campaign's order.\n",
      command_check},
     {"variants", "normcheck variants [--kernel PATH | --backend auto|cuda|simt]",
      "  Lists the variants (abi.h \"Variants\"): each one's formula, where it ships, and the operations the\n"

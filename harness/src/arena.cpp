@@ -33,12 +33,17 @@ index_range range_of(const call_spec& c, int k) {
   const wide rows = std::max<std::int64_t>(c.rows(k), 0), cols = std::max<std::int64_t>(c.cols(k), 0);
   r.count = rows * cols;
   if (r.count == 0) return r;
-  // a per-head view's rows: tokens at the row stride, heads at the head stride
-  const wide heads = is_matrix(k) && c.heads > 1 && rows > 0 ? c.heads : 1, tokens = rows / heads;
+  // a per-head view's rows: tokens at the row stride, heads at the head stride, and the batches
+  // of a 4-D view at the batch stride (tokens that do not divide the rows: the contract's to reject)
+  const wide heads = is_matrix(k) && c.heads > 1 && rows > 0 ? c.heads : 1;
+  const bool batched = is_matrix(k) && c.tokens > 0 && rows % (heads * wide(c.tokens)) == 0;
+  const wide tokens = batched ? wide(c.tokens) : rows / heads, batches = batched ? rows / (heads * tokens) : 1;
   const wide rs = tokens > 1 ? o.row_stride : 0, hs = heads > 1 ? o.head_stride : 0, cs = cols > 1 ? o.col_stride : 0;
-  const wide a = clamped((tokens - 1) * rs), h = clamped((heads - 1) * hs), b = clamped((cols - 1) * cs);
-  r.first = o.offset + std::min<wide>(a, 0) + std::min<wide>(h, 0) + std::min<wide>(b, 0);
-  r.last = o.offset + std::max<wide>(a, 0) + std::max<wide>(h, 0) + std::max<wide>(b, 0);
+  const wide bs = batches > 1 ? o.batch_stride : 0;
+  const wide a = clamped((tokens - 1) * rs), h = clamped((heads - 1) * hs), b = clamped((cols - 1) * cs),
+             d = clamped((batches - 1) * bs);
+  r.first = o.offset + std::min<wide>(a, 0) + std::min<wide>(h, 0) + std::min<wide>(b, 0) + std::min<wide>(d, 0);
+  r.last = o.offset + std::max<wide>(a, 0) + std::max<wide>(h, 0) + std::max<wide>(b, 0) + std::max<wide>(d, 0);
   return r;
 }
 
@@ -75,8 +80,10 @@ std::int64_t call_spec::cols(int k) const {
 std::int64_t call_spec::index(int k, std::int64_t i, std::int64_t j) const {
   const operand& o = ops[std::size_t(k)];
   if (!is_matrix(k)) return o.offset + j * o.col_stride;
-  const std::int64_t row = heads > 1 ? (i / heads) * o.row_stride + (i % heads) * o.head_stride : i * o.row_stride;
-  return o.offset + row + j * o.col_stride;
+  // the rows the kernel reads: a fuzzed call's heads or tokens out of range read as 2-D rows
+  const row_shape rows{heads > 1 ? heads : 1, tokens > 0 ? tokens : 0};
+  const matrix_layout l{o.offset, o.row_stride, o.col_stride, o.head_stride, o.batch_stride};
+  return o.offset + row_start(i, rows, l) + j * o.col_stride;
 }
 
 byte_span span_of(const call_spec& c, int k) {
@@ -336,18 +343,23 @@ nc_forward_args forward_args(const call_spec& c, const arena& a) {
                     vector_arg(c, a, op_r), nullptr};
   f.op = c.op;
   if (adds_residual(c.op)) f.residual = matrix_arg(c, a, op_residual), f.residual_out = matrix_arg(c, a, op_residual_out);
-  if (c.op.rows == NC_ROWS_HEADS) {
+  if (c.op.rows != NC_ROWS_MATRIX) {
     const auto head = [&](int k) { return c.ops[std::size_t(k)].head_stride; };
-    f.head = {c.heads, head(op_x), head(op_y), head(op_residual), head(op_residual_out)};
+    const auto batch = [&](int k) { return c.ops[std::size_t(k)].batch_stride; };
+    f.head = {c.heads, head(op_x), head(op_y), head(op_residual), head(op_residual_out),
+              c.tokens, {batch(op_x), batch(op_y), batch(op_residual), batch(op_residual_out)}};
   }
   return f;
 }
 
 nc_backward_args backward_args(const call_spec& c, const arena& a) {
   const auto head = [&](int k) { return c.ops[std::size_t(k)].head_stride; };
-  const nc_backward_heads heads = c.op.rows == NC_ROWS_HEADS
-                                      ? nc_backward_heads{c.heads, head(op_x), head(op_dy), head(op_dx), head(op_residual_grad)}
-                                      : nc_backward_heads{};
+  const auto batch = [&](int k) { return c.ops[std::size_t(k)].batch_stride; };
+  const nc_backward_heads heads =
+      c.op.rows != NC_ROWS_MATRIX
+          ? nc_backward_heads{c.heads, head(op_x), head(op_dy), head(op_dx), head(op_residual_grad),
+                              c.tokens, {batch(op_x), batch(op_dy), batch(op_dx), batch(op_residual_grad)}}
+          : nc_backward_heads{};
   return {c.m,
           c.n,
           matrix_arg(c, a, op_x),
@@ -416,6 +428,7 @@ std::string describe(const call_spec& c) {
     if (o.matrix) out << " rs " << o.row_stride << " cs " << o.col_stride;
     else out << " stride " << o.col_stride;
     if (o.matrix && c.heads > 1) out << " hs " << o.head_stride;
+    if (o.matrix && c.tokens > 0) out << " bs " << o.batch_stride;
     out << "}";
   }
   if (c.backward)

@@ -9,10 +9,10 @@ operand_layouts contiguous_layouts(std::int64_t n) {
   return {dense, dense, dense, dense, {}, {}, {}, dense, dense, dense};
 }
 
-std::int64_t extent(const matrix_layout& l, std::int64_t m, std::int64_t n, std::int64_t heads) {
+std::int64_t extent(const matrix_layout& l, std::int64_t m, std::int64_t n, row_shape rows) {
   if (m == 0 || n == 0) return 0;
-  if (heads > 1) return l.offset + (m / heads - 1) * l.row_stride + (heads - 1) * l.head_stride + (n - 1) * l.col_stride + 1;
-  return l.offset + (m - 1) * l.row_stride + (n - 1) * l.col_stride + 1;
+  // the last row lies furthest: every stride is >= 0
+  return l.offset + row_start(m - 1, rows, l) + (n - 1) * l.col_stride + 1;
 }
 
 std::int64_t extent(const vector_layout& l, std::int64_t count) {
@@ -60,7 +60,8 @@ std::string alignment_class(const norm_case& c) {
     by_columns |= column_major(*l, c.m, c.n);
     strided |= l->col_stride > 1 && c.n > 1;
     misaligned |= !aligned(l->offset, size) || (c.m > 1 && !aligned(l->row_stride, size)) ||
-                  (heads_of(c) > 1 && !aligned(l->head_stride, size));
+                  (heads_of(c) > 1 && !aligned(l->head_stride, size)) ||
+                  (rows_of(c).tokens > 0 && !aligned(l->batch_stride, size));
   }
   strided |= c.layout.gamma.stride > 1 && c.n > 1;
   misaligned |= !aligned(c.layout.gamma.offset, size_of(c.gamma_dtype));
@@ -71,15 +72,18 @@ std::string alignment_class(const norm_case& c) {
   return "aligned";
 }
 
-std::uint32_t layout_bits(const matrix_layout& l, std::int64_t n, nc_dtype type, std::int64_t heads) {
+std::uint32_t layout_bits(const matrix_layout& l, std::int64_t n, nc_dtype type, row_shape rows) {
   const std::int64_t size = std::int64_t(size_of(type));
   std::uint32_t bits = 0;
   if (l.col_stride != 1) bits |= NC_LAYOUT_COLUMN_STRIDED;
-  if (heads > 1) {
-    // a per-head view: its rows are dense when they lie as [tokens, heads, N]
-    if (l.head_stride != n || l.row_stride != heads * n)
-      bits |= (l.row_stride * size) % 16 == 0 && (l.head_stride * size) % 16 == 0 ? NC_LAYOUT_PADDED_ROWS
-                                                                                   : NC_LAYOUT_MISALIGNED;
+  if (rows.heads > 1 || rows.tokens > 0) {
+    // a per-head view: its rows are dense when they lie as [batches, tokens, heads, N]
+    const std::int64_t heads = rows.heads, head = heads > 1 ? l.head_stride : n;
+    const std::int64_t batch = rows.tokens > 0 ? l.batch_stride : rows.tokens * heads * n;
+    if (head != n || l.row_stride != heads * n || batch != rows.tokens * heads * n)
+      bits |= (l.row_stride * size) % 16 == 0 && (head * size) % 16 == 0 && (batch * size) % 16 == 0
+                  ? NC_LAYOUT_PADDED_ROWS
+                  : NC_LAYOUT_MISALIGNED;
   } else if (l.row_stride != n) {
     bits |= (l.row_stride * size) % 16 == 0 ? NC_LAYOUT_PADDED_ROWS : NC_LAYOUT_MISALIGNED;
   }
@@ -98,10 +102,10 @@ std::uint32_t layout_bits(const vector_layout& l, nc_dtype type) {
 std::uint32_t layout_bits(const norm_case& c, bool with_r) {
   std::uint32_t bits = 0;
   for (const matrix_layout* l : {&c.layout.x, &c.layout.y, &c.layout.dy, &c.layout.dx})
-    bits |= layout_bits(*l, c.n, c.x_dtype, heads_of(c));
+    bits |= layout_bits(*l, c.n, c.x_dtype, rows_of(c));
   if (adds_residual(c.op))
     for (const matrix_layout* l : {&c.layout.residual, &c.layout.residual_out, &c.layout.residual_grad})
-      bits |= layout_bits(*l, c.n, c.x_dtype, heads_of(c));
+      bits |= layout_bits(*l, c.n, c.x_dtype, rows_of(c));
   bits |= layout_bits(c.layout.gamma, c.gamma_dtype) | layout_bits(c.layout.dgamma, c.gamma_dtype);
   if (with_r) bits |= layout_bits(c.layout.r, NC_F32);
   return bits;
@@ -122,6 +126,7 @@ void describe_matrix(std::ostream& out, const char* name, const matrix_layout& l
   if (l == matrix_layout{0, n, 1}) return;
   out << " " << name << "{offset " << l.offset << ", row " << l.row_stride << ", col " << l.col_stride;
   if (l.head_stride != 0) out << ", head " << l.head_stride;
+  if (l.batch_stride != 0) out << ", batch " << l.batch_stride;
   out << "}";
 }
 
@@ -136,7 +141,10 @@ std::string describe(const norm_case& c) {
   std::ostringstream out;
   out << c.m << "x" << c.n << " " << dtype_class(c) << " eps " << c.epsilon;
   if (!(c.op == nc_operation{})) out << " " << describe_operation(c.op);
-  if (heads_of(c) > 1) out << " " << c.m / c.heads << " tokens x " << c.heads << " heads";
+  if (const row_shape rows = rows_of(c); rows.tokens > 0)
+    out << " " << c.m / (rows.heads * rows.tokens) << " batches x " << rows.tokens << " tokens x " << rows.heads << " heads";
+  else if (rows.heads > 1)
+    out << " " << c.m / c.heads << " tokens x " << c.heads << " heads";
   describe_matrix(out, "x", c.layout.x, c.n);
   describe_matrix(out, "y", c.layout.y, c.n);
   describe_matrix(out, "dy", c.layout.dy, c.n);

@@ -46,6 +46,7 @@ void write_matrix_layout(std::ostream& out, const char* name, const matrix_layou
       << name << ".row_stride = " << l.row_stride << "\n"
       << name << ".col_stride = " << l.col_stride << "\n";
   if (l.head_stride != 0) out << name << ".head_stride = " << l.head_stride << "\n";
+  if (l.batch_stride != 0) out << name << ".batch_stride = " << l.batch_stride << "\n";
 }
 
 void write_vector_layout(std::ostream& out, const char* name, const vector_layout& l) {
@@ -94,6 +95,9 @@ std::string to_text(const case_file& file) {
     out << "op.weight_offset = 0x" << hex(std::bit_cast<std::uint32_t>(c.op.weight_offset), 8) << "  # "
         << c.op.weight_offset << "\n";
     if (c.op.rows == NC_ROWS_HEADS) out << "op.rows = heads\n" << "heads = " << c.heads << "\n";
+    if (c.op.rows == NC_ROWS_BATCHES)
+      out << "op.rows = batches  # a 4-D view [batches, tokens, heads, N]\n" << "heads = " << c.heads << "\n"
+          << "tokens = " << c.tokens << "\n";
   }
   if (adds_residual(c.op)) {
     write_matrix_layout(out, "residual", c.layout.residual);
@@ -191,12 +195,13 @@ case_file parse_case_file(const std::string& text) {
     if (value.rfind("0x", 0) != 0 || *end != '\0') throw fail(line, "epsilon must be fp32 bits in hex (0x...)");
     c.epsilon = std::bit_cast<float>(std::uint32_t(bits));
   }
-  // a per-head view's head strides are written only where they are not 0
+  // a per-head view's head and batch strides are written only where they are not 0
   const auto matrix = [&](const std::string& name, matrix_layout& l) {
     l.offset = integer(name + ".offset");
     l.row_stride = integer(name + ".row_stride");
     l.col_stride = integer(name + ".col_stride");
     if (keys.count(name + ".head_stride")) l.head_stride = integer(name + ".head_stride");
+    if (keys.count(name + ".batch_stride")) l.batch_stride = integer(name + ".batch_stride");
   };
   for (auto [name, l] : {std::pair<const char*, matrix_layout*>{"x", &c.layout.x}, {"y", &c.layout.y},
                          {"dy", &c.layout.dy}, {"dx", &c.layout.dx}})
@@ -222,11 +227,17 @@ case_file parse_case_file(const std::string& text) {
     c.op.weight_offset = std::bit_cast<float>(std::uint32_t(bits));
     if (keys.count("op.rows")) {
       const auto [rows, row_line] = take("op.rows");
-      if (rows != "heads") throw fail(row_line, "op.rows must be heads (2-D rows have no op.rows line), got '" + rows + "'");
-      c.op.rows = NC_ROWS_HEADS;
+      if (rows != "heads" && rows != "batches")
+        throw fail(row_line, "op.rows must be heads or batches (2-D rows have no op.rows line), got '" + rows + "'");
+      c.op.rows = rows == "heads" ? NC_ROWS_HEADS : NC_ROWS_BATCHES;
       c.heads = integer("heads");
       if (c.heads < 1 || (c.m % c.heads) != 0)
         throw case_file_error("case file: heads must be >= 1 and divide m = " + std::to_string(c.m));
+      if (c.op.rows == NC_ROWS_BATCHES) {
+        c.tokens = integer("tokens");
+        if (c.tokens < 1 || (c.m / c.heads) % c.tokens != 0)
+          throw case_file_error("case file: tokens must be >= 1 and heads x tokens divide m = " + std::to_string(c.m));
+      }
     }
     keys.erase("variant");  // a comment for readers: op.* say what the operation is
   }

@@ -45,8 +45,9 @@ struct rule {
   // keeps the rule, touching nothing outside what it was given
   bool may_serve = false;
   needs_op op = needs_op::any;
-  // per-head rows (abi.h NC_ROWS_HEADS): the valid call has them, with this many heads or more
-  std::int64_t min_heads = 0;
+  // per-head rows (abi.h NC_ROWS_HEADS): the valid call has them, with this many heads or more,
+  // and a 4-D view of this many batches or more
+  std::int64_t min_heads = 0, min_batches = 0;
   // the argument the message must name: the catalog's for the rule
   std::string argument() const { return std::string(find_contract_rule(rule_id)->argument); }
   bool workspace() const { return rule_id.rfind("workspace", 0) == 0; }
@@ -57,7 +58,7 @@ nc_dtype wrong_gamma(nc_dtype x) { return x == NC_F32 ? NC_F16 : x == NC_F16 ? N
 
 // a layout whose last element lies past 2^63 elements
 void overflow_layout(nc_matrix& a, const norm_case& c) {
-  if (c.m / heads_of(c) >= 2) a.row_stride = std::int64_t(1) << 62;  // two rows (of a per-head view: tokens)
+  if (tokens_of(c) >= 2) a.row_stride = std::int64_t(1) << 62;  // two rows (of a per-head view: tokens of a batch)
   else if (c.n >= 2) a.col_stride = std::int64_t(1) << 62;
   else a.offset = std::int64_t(1) << 62;
 }
@@ -206,6 +207,35 @@ void head_rules(std::vector<rule>& out) {
   out.push_back(on_heads({"x's heads overlap", false, "x.distinct",
                           [](call& k, const norm_case&) { k.f.head.x = 1, k.f.x.col_stride = 1; }, 1, 2},
                          2));
+  // a 4-D view [batches, tokens, heads, N] (head.tokens > 0)
+  const auto on_batches = [](rule r, needs_op op = needs_op::any) {
+    r.min_heads = 1, r.min_batches = 2, r.op = op;
+    return r;
+  };
+  for (const bool backward : {false, true}) {
+    const std::string who = backward ? "backward: " : "";
+    const auto tokens = [backward](call& k) -> std::int64_t& { return backward ? k.b.head.tokens : k.f.head.tokens; };
+    out.push_back(on_batches({who + "head.tokens is negative", backward, "head.tokens",
+                              [tokens](call& k, const norm_case&) { tokens(k) = -1; }}));
+    out.push_back(on_batches({who + "heads x tokens do not divide m", backward, "head.tokens",
+                              [tokens](call& k, const norm_case& c) { tokens(k) = c.m + 1; }}));
+  }
+  const auto batch = [&](const char* name, bool backward, head_of at, needs_op op = needs_op::any) {
+    out.push_back(on_batches({std::string(backward ? "backward: " : "") + name + " has a zero batch stride", backward,
+                              std::string(name) + ".batch_stride", [at](call& k, const norm_case&) { at(k) = 0; }},
+                             op));
+  };
+  batch("x", false, [](call& k) -> std::int64_t& { return k.f.head.batch.x; });
+  batch("y", false, [](call& k) -> std::int64_t& { return k.f.head.batch.y; });
+  batch("x", true, [](call& k) -> std::int64_t& { return k.b.head.batch.x; });
+  batch("dy", true, [](call& k) -> std::int64_t& { return k.b.head.batch.dy; });
+  batch("dx", true, [](call& k) -> std::int64_t& { return k.b.head.batch.dx; });
+  batch("residual", false, [](call& k) -> std::int64_t& { return k.f.head.batch.residual; }, needs_op::residual);
+  batch("residual_out", false, [](call& k) -> std::int64_t& { return k.f.head.batch.residual_out; }, needs_op::separate);
+  batch("residual_grad", true, [](call& k) -> std::int64_t& { return k.b.head.batch.residual_grad; }, needs_op::residual);
+  // dy's batches one element apart: a batch's first row shares addresses with the next one's
+  out.push_back(on_batches({"backward: dy's batches overlap", true, "dy.distinct",
+                            [](call& k, const norm_case&) { k.b.head.batch.dy = 1, k.b.dy.col_stride = 1; }, 1, 2}));
 }
 
 // the layout rules of a vector operand of `count` entries (gamma: N, r: M)
@@ -292,7 +322,8 @@ std::vector<nc_operation> operations_for(const rule& r, const capabilities& caps
     const bool add = op.residual != NC_RESIDUAL_NONE;
     const bool fits = r.op == needs_op::any || r.op == needs_op::variants || (r.op == needs_op::residual && add) ||
                       (r.op == needs_op::separate && add && !op.in_place) || (r.op == needs_op::in_place && op.in_place);
-    if (fits && (r.min_heads == 0 || op.rows == NC_ROWS_HEADS)) out.push_back(op);
+    if (fits && (r.min_heads == 0 || op.rows != NC_ROWS_MATRIX) && (r.min_batches == 0 || op.rows == NC_ROWS_BATCHES))
+      out.push_back(op);
   }
   return out;
 }
@@ -372,16 +403,17 @@ rc::Gen<norm_case> contract_cases() {
       c = *gen_case(profile);
       c.op = op;
       draw_heads(c);
-    } while (c.n < r.min_n || heads_of(c) < r.min_heads || c.m / heads_of(c) < r.min_rows);
+    } while (c.n < r.min_n || heads_of(c) < r.min_heads || tokens_of(c) < r.min_rows || batches_of(c) < r.min_batches);
     draw_residual(c, profile);
     c.parameters["rule"] = r.name;
     return c;
   });
 }
 
-std::uint32_t matrix_bits(const nc_matrix& a, std::int64_t n, std::int64_t heads, std::int64_t head_stride) {
+std::uint32_t matrix_bits(const nc_matrix& a, std::int64_t n, row_shape rows, std::int64_t head_stride,
+                          std::int64_t batch_stride) {
   if (!valid_dtype(a.dtype)) return 0;
-  return layout_bits(matrix_layout{a.offset, a.row_stride, a.col_stride, head_stride}, n, a.dtype, heads);
+  return layout_bits(matrix_layout{a.offset, a.row_stride, a.col_stride, head_stride, batch_stride}, n, a.dtype, rows);
 }
 std::uint32_t vector_bits(const nc_vector& v) {
   if (!valid_dtype(v.dtype)) return 0;
@@ -399,13 +431,19 @@ bool served_dtype(const capabilities& caps, nc_dtype t, bool as_gamma) {
 // whether a (broken) call lies outside the kernel's declared capabilities: an operand in a
 // dtype or a layout it does not serve, a longer row, an ε it does not take
 bool outside(const capabilities& caps, const call& k, bool backward) {
-  // a per-head call's views are judged as such (heads 1: 2-D rows)
-  const auto matrices = [&](std::initializer_list<std::pair<const nc_matrix*, std::int64_t>> list, std::int64_t n,
-                            const nc_operation& op, std::int64_t heads) {
+  // a per-head call's views are judged as such (heads 1, tokens 0: 2-D rows)
+  struct view {
+    const nc_matrix* a;
+    std::int64_t head_stride, batch_stride;
+  };
+  const auto matrices = [&](std::initializer_list<view> list, std::int64_t n, const nc_operation& op,
+                            std::int64_t heads, std::int64_t tokens) {
     bool out = false;
-    const std::int64_t h = op.rows == NC_ROWS_HEADS && heads > 1 ? heads : 1;
-    for (const auto& [a, head_stride] : list)
-      out |= !served_dtype(caps, a->dtype, false) || !caps.serves_layouts(matrix_bits(*a, n, h, head_stride));
+    const row_shape rows{op.rows != NC_ROWS_MATRIX && heads > 1 ? heads : 1,
+                         op.rows == NC_ROWS_BATCHES && tokens > 0 ? tokens : 0};
+    for (const view& v : list)
+      out |= !served_dtype(caps, v.a->dtype, false) ||
+             !caps.serves_layouts(matrix_bits(*v.a, n, rows, v.head_stride, v.batch_stride));
     return out;
   };
   const auto vectors = [&](std::initializer_list<const nc_vector*> list) {
@@ -416,13 +454,16 @@ bool outside(const capabilities& caps, const call& k, bool backward) {
   if (backward) {
     const nc_backward_args& b = k.b;
     return !caps.serves(b.op) || !caps.serves(b.x.dtype, b.gamma.dtype) ||
-           matrices({{&b.x, b.head.x}, {&b.dy, b.head.dy}, {&b.dx, b.head.dx}}, b.n, b.op, b.head.heads) ||
+           matrices({{&b.x, b.head.x, b.head.batch.x}, {&b.dy, b.head.dy, b.head.batch.dy}, {&b.dx, b.head.dx, b.head.batch.dx}},
+                    b.n, b.op, b.head.heads, b.head.tokens) ||
            vectors({&b.gamma, &b.dgamma}) || !caps.serves_layouts(vector_bits(b.r)) ||
            (caps.max_n > 0 && b.n > caps.max_n);
   }
   const nc_forward_args& f = k.f;
   return !caps.serves(f.op) || !caps.serves(f.x.dtype, f.gamma.dtype) ||
-         matrices({{&f.x, f.head.x}, {&f.y, f.head.y}}, f.n, f.op, f.head.heads) || vectors({&f.gamma}) ||
+         matrices({{&f.x, f.head.x, f.head.batch.x}, {&f.y, f.head.y, f.head.batch.y}}, f.n, f.op, f.head.heads,
+                  f.head.tokens) ||
+         vectors({&f.gamma}) ||
          (caps.writes_r() && !caps.serves_layouts(vector_bits(f.r))) || !caps.takes_epsilon(f.epsilon) ||
          (caps.max_n > 0 && f.n > caps.max_n);
 }
@@ -483,7 +524,7 @@ void check_contract(const kernel& k, const norm_case& c, observation& o) {
     o.tag(not_applicable_dimension, broken_class(broken));
     return;
   }
-  if (c.m / heads_of(c) < broken.min_rows || c.n < broken.min_n)
+  if (tokens_of(c) < broken.min_rows || c.n < broken.min_n)
     throw std::invalid_argument("the rule '" + broken.name + "' needs a case of at least " +
                                 std::to_string(broken.min_rows) + " rows and " + std::to_string(broken.min_n) +
                                 " columns: the case has " + std::to_string(c.m) + "x" + std::to_string(c.n));

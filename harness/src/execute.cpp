@@ -21,6 +21,7 @@ operand operand_of(const char* name, nc_dtype type, const matrix_layout& l) {
   operand o;
   o.name = name, o.matrix = true, o.dtype = type;
   o.offset = l.offset, o.row_stride = l.row_stride, o.col_stride = l.col_stride, o.head_stride = l.head_stride;
+  o.batch_stride = l.batch_stride;
   return o;
 }
 
@@ -36,7 +37,7 @@ operand operand_of(const char* name, nc_dtype type, const vector_layout& l) {
 case_arena::case_arena(const kernel& k, const norm_case& c) : memory(k) {
   forward.m = c.m, forward.n = c.n, forward.epsilon = c.epsilon;
   forward.op = c.op;
-  forward.heads = heads_of(c);
+  forward.heads = heads_of(c), forward.tokens = rows_of(c).tokens;
   forward.base_align = 256;
   const operand_layouts& l = c.layout;
   forward.ops = {operand_of("x", c.x_dtype, l.x),

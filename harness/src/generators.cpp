@@ -539,9 +539,48 @@ rc::Gen<nc_operation> gen_operation(const case_profile& profile) {
   });
 }
 
+namespace {
+
+// a 4-D view [batches, tokens, heads, N] (abi.h NC_ROWS_BATCHES): the tokens a batch divide the
+// view's tokens, and each operand's batch stride is drawn from where 4-D views come from
+void draw_batches(norm_case& c) {
+  c.tokens = 0;
+  if (c.op.rows != NC_ROWS_BATCHES) return;
+  const std::int64_t heads = c.heads, all_tokens = c.m / heads;
+  std::vector<std::int64_t> counts;  // tokens a batch, two batches or more
+  for (std::int64_t t = 1; t <= all_tokens / 2; ++t)
+    if (all_tokens % t == 0) counts.push_back(t);
+  // two batches or more where the tokens allow it, and one batch of all the tokens a tenth of the time
+  if (counts.empty() || *gen_weighted_index({9, 1}) == 1) counts = {std::max<std::int64_t>(all_tokens, 1)};
+  c.tokens = counts[*gen_weighted_index(std::vector<int>(counts.size(), 1))];
+  const std::int64_t tokens = c.tokens, batches = all_tokens / tokens;
+  const std::int64_t width = vector_width_of(c.x_dtype);
+  const capabilities& domain = drawing_domain();
+  for (matrix_layout* l : {&c.layout.x, &c.layout.y, &c.layout.dy, &c.layout.dx}) {
+    const std::int64_t head_span = heads > 1 ? (heads - 1) * l->head_stride : 0;
+    const std::int64_t token_span = head_span + (c.n - 1) * l->col_stride + 1;  // one token's elements
+    const std::int64_t batch_span = (tokens - 1) * l->row_stride + token_span;  // one batch's
+    // column-major views keep the drawn addresses: their batches follow each other
+    const int pattern = l->col_stride > l->row_stride && c.n > 1 ? 0 : *gen_weighted_index({2, 3, 2});
+    if (pattern == 0) {  // [B, T, H, N] of one tensor: the 3-D view's addresses
+      l->batch_stride = tokens * l->row_stride;
+    } else if (pattern == 1 || l->row_stride < token_span) {
+      // padded sequences: each batch holds more tokens than the T normalized (on 16 bytes or not)
+      const std::int64_t pad = *gen_uniform(1, 2 * l->row_stride + 1, 1);
+      l->batch_stride = *gen_weighted_index({1, 1}) == 0 ? batch_span + pad : (batch_span + pad + width - 1) / width * width;
+    } else {  // [T, B, H, N] seen as [B, T, H, N]: a batch's tokens interleaved with the others'
+      l->batch_stride = l->row_stride, l->row_stride *= batches;
+    }
+    if (!domain.serves_layouts(layout_bits(*l, c.n, c.x_dtype, {heads, tokens})))
+      *l = {0, heads * c.n, 1, c.n, tokens * heads * c.n};
+  }
+}
+
+}  // namespace
+
 void draw_heads(norm_case& c) {
-  c.heads = 1;
-  if (c.op.rows != NC_ROWS_HEADS) return;
+  c.heads = 1, c.tokens = 0;
+  if (c.op.rows == NC_ROWS_MATRIX) return;
   // heads divide M (M = tokens × heads): 1 first, where shrinking goes, then the others alike
   std::vector<std::int64_t> counts = {1};
   const std::int64_t most = c.m == 0 ? 8 : std::min<std::int64_t>(c.m, 64);
@@ -582,8 +621,9 @@ void draw_heads(norm_case& c) {
         l->row_stride = (heads * l->head_stride + width - 1) / width * width;
         break;
     }
-    if (!domain.serves_layouts(layout_bits(*l, c.n, c.x_dtype, heads))) *l = {0, heads * c.n, 1, c.n};
+    if (!domain.serves_layouts(layout_bits(*l, c.n, c.x_dtype, {heads, 0}))) *l = {0, heads * c.n, 1, c.n};
   }
+  draw_batches(c);
 }
 
 void draw_residual(norm_case& c, const case_profile& profile) {

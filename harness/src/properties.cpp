@@ -816,6 +816,7 @@ rc::Gen<norm_case> boundary_cases() {
     c.op = drawing_domain().operations.front();  // an operation the kernel declares
     c.epsilon = usual_epsilon();
     c.layout = contiguous_layouts(c.n);
+    one_row_a_token(c);
     c.gamma.assign(std::size_t(c.n), bits_of(c.gamma_dtype, 1.0));
     c.parameters["sweep seed"] = std::to_string(*gen_seed());
     return c;
@@ -861,6 +862,7 @@ void check_dispatch_boundaries(const kernel& k, const norm_case& sweep, observat
         c.layout = contiguous_layouts(c.n);
         draw = draw * 6364136223846793005ull + 1442695040888963407ull;
         if (!operations.empty()) c.op = operations[(draw >> 33) % operations.size()];
+        one_row_a_token(c);
         c = rc::gen::exec([&] {
           norm_case v = c;
           draw_values(v, profile);

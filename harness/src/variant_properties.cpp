@@ -6,7 +6,7 @@
 //            sum is exact (then both rounding contracts normalize the same h), and residual_out = h
 //   offset   offset 1 with gamma gives the bits of offset 0 with gamma + 1, where that is exact
 //   in place an in-place residual add gives the bits of the same add into a separate output
-//   heads    a per-head view gives the bits of the same rows as a dense 2-D batch
+//   heads    a per-head view (3-D or 4-D) gives the bits of the same rows as a dense 2-D batch
 // Two calls are held to bits where the kernel reports the same code path for both (a kernel
 // that reports none, or another path, is held to the two exact bounds instead).
 #include <algorithm>
@@ -37,7 +37,8 @@ struct relation {
 const relation add_relation{[](const nc_operation& op) { return adds_residual(op); }, plain_twin};
 const relation offset_relation{[](const nc_operation& op) { return op.weight_offset == 1.0f; }, offset_twin};
 const relation in_place_relation{[](const nc_operation& op) { return op.in_place != 0; }, separate_twin};
-const relation heads_relation{[](const nc_operation& op) { return op.rows == NC_ROWS_HEADS; }, matrix_twin};
+const relation heads_relation{[](const nc_operation& op) { return op.rows != NC_ROWS_MATRIX; }, matrix_twin};
+const relation batches_relation{[](const nc_operation& op) { return op.rows == NC_ROWS_BATCHES; }, matrix_twin};
 
 // the operations of the drawing domain a relation compares with a twin the kernel declares
 std::vector<nc_operation> related(const capabilities& caps, const relation& r) {
@@ -222,15 +223,16 @@ void check_in_place_is_separate(const kernel& k, const norm_case& c, observation
   r.v.finish();
 }
 
-// ---- per-head rows: a [tokens, heads, N] view is its rows, wherever they lie ----
+// ---- per-head rows: a [tokens, heads, N] or [batches, tokens, heads, N] view is its rows, wherever they lie ----
 
 void check_heads_are_rows(const kernel& k, const norm_case& c, observation& o) {
   norm_case twin = c;
   twin.op = matrix_twin(c.op);
-  twin.heads = 1;
+  twin.heads = 1, twin.tokens = 0;
   twin.layout = contiguous_layouts(c.n);
   if (adds_residual(c.op)) twin.layout.residual_out = c.op.in_place ? twin.layout.residual : twin.layout.y;
   o.tag("heads", c.heads == 1 ? "1" : c.heads <= 8 ? "2-8" : "9+");
+  o.tag("view", c.tokens > 0 ? "4-D" : "3-D");
   related_calls r(k, c, twin, o, "a per-head view must give the outputs of the same rows as a dense 2-D batch");
   same_backward_and_residual(r, c);
   r.v.finish();
@@ -251,7 +253,11 @@ std::vector<property> variant_properties() {
        related_cases(in_place_relation), check_in_place_is_separate, paths_same, "", 0,
        needs(in_place_relation, "in-place residual add beside the same add into a separate output")},
       {"a_per_head_view_gives_the_bits_of_the_same_rows_as_a_2d_batch", {"forward", "backward", "gamma"}, 600,
-       related_cases(heads_relation), check_heads_are_rows, {{"paths", "same", 0.3}, {"heads", "2-8", 0.3}}, "", 0,
+       related_cases(heads_relation), check_heads_are_rows,
+       {{"paths", "same", 0.3},
+        {"heads", "2-8", 0.3},
+        {"view", "4-D", 0.15, needs(batches_relation, "4-D views beside the same operation on 2-D rows")}},
+       "", 0,
        needs(heads_relation, "per-head rows beside the same operation on 2-D rows")},
   };
   for (property& p : list) p.variants = true;

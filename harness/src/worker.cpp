@@ -109,12 +109,12 @@ class wire_reader {
 };
 
 void put_matrix(wire_writer& w, const matrix_layout& l) {
-  w.i64(l.offset), w.i64(l.row_stride), w.i64(l.col_stride), w.i64(l.head_stride);
+  w.i64(l.offset), w.i64(l.row_stride), w.i64(l.col_stride), w.i64(l.head_stride), w.i64(l.batch_stride);
 }
 void put_vector(wire_writer& w, const vector_layout& l) { w.i64(l.offset), w.i64(l.stride); }
 matrix_layout get_matrix(wire_reader& r) {
   matrix_layout l;
-  l.offset = r.i64(), l.row_stride = r.i64(), l.col_stride = r.i64(), l.head_stride = r.i64();
+  l.offset = r.i64(), l.row_stride = r.i64(), l.col_stride = r.i64(), l.head_stride = r.i64(), l.batch_stride = r.i64();
   return l;
 }
 vector_layout get_vector(wire_reader& r) {
@@ -125,7 +125,7 @@ vector_layout get_vector(wire_reader& r) {
 
 // bytes encode_case gives, without building it: the in-flight record checks the fit first
 std::size_t encoded_size(const norm_case& c) {
-  std::size_t bytes = 8 * (5 + 4 * 4 + 3 * 2) + 8 * (5 + 3 * 4);
+  std::size_t bytes = 8 * (5 + 4 * 5 + 3 * 2) + 8 * (6 + 3 * 5);
   for (const auto* v : {&c.x, &c.gamma, &c.dy, &c.dy2, &c.residual, &c.residual_grad}) bytes += 8 + 4 * v->size();
   bytes += 8;
   for (const auto& [key, value] : c.parameters) bytes += 16 + key.size() + value.size();
@@ -142,7 +142,7 @@ std::string encode_case(const norm_case& c) {
   for (const vector_layout* l : {&c.layout.gamma, &c.layout.r, &c.layout.dgamma}) put_vector(w, *l);
   w.u32s(c.x), w.u32s(c.gamma), w.u32s(c.dy), w.u32s(c.dy2);
   w.u64(std::uint64_t(c.op.residual)), w.u64(c.op.in_place), w.u64(std::bit_cast<std::uint32_t>(c.op.weight_offset));
-  w.u64(std::uint64_t(c.op.rows)), w.i64(c.heads);
+  w.u64(std::uint64_t(c.op.rows)), w.i64(c.heads), w.i64(c.tokens);
   for (const matrix_layout* l : {&c.layout.residual, &c.layout.residual_out, &c.layout.residual_grad}) put_matrix(w, *l);
   w.u32s(c.residual), w.u32s(c.residual_grad);
   w.u64(c.parameters.size());
@@ -161,7 +161,7 @@ norm_case decode_case(const std::string& bytes) {
   c.x = r.u32s(), c.gamma = r.u32s(), c.dy = r.u32s(), c.dy2 = r.u32s();
   c.op.residual = nc_residual(r.u64()), c.op.in_place = std::uint32_t(r.u64());
   c.op.weight_offset = std::bit_cast<float>(std::uint32_t(r.u64()));
-  c.op.rows = nc_rows(r.u64()), c.heads = r.i64();
+  c.op.rows = nc_rows(r.u64()), c.heads = r.i64(), c.tokens = r.i64();
   for (matrix_layout* l : {&c.layout.residual, &c.layout.residual_out, &c.layout.residual_grad}) *l = get_matrix(r);
   c.residual = r.u32s(), c.residual_grad = r.u32s();
   const std::uint64_t count = r.u64();
@@ -669,6 +669,70 @@ property_result run_property_isolated(const property& p, const kernel& k, const 
     }
   }
   return r;
+}
+
+property_pool::property_pool(std::vector<const property*> selected, const kernel& k, campaign_options options,
+                             isolation_options isolation, std::size_t jobs,
+                             std::function<void(const progress&, std::size_t)> on_progress)
+    : selected_(std::move(selected)),
+      k_(k),
+      options_(std::move(options)),
+      isolation_(isolation),
+      on_progress_(std::move(on_progress)),
+      results_(selected_.size()) {
+  // in-process properties share this process's state: one at a time
+  if (!isolation_.enabled) jobs = 1;
+  jobs = std::min(jobs, selected_.size());
+  if (jobs > 1)
+    for (std::size_t t = 0; t < jobs; ++t) threads_.emplace_back([this] { work(); });
+}
+
+property_pool::~property_pool() {
+  stop();
+  for (std::thread& t : threads_) t.join();
+}
+
+void property_pool::stop() {
+  const std::lock_guard lock(mutex_);
+  stopped_ = true;
+}
+
+property_result property_pool::run(std::size_t i) {
+  campaign_options o = options_;
+  o.on_progress = [this, i](const progress& p) {
+    const std::lock_guard lock(mutex_);
+    if (on_progress_) on_progress_(p, i);
+  };
+  return run_property_isolated(*selected_[i], k_, o, isolation_);
+}
+
+void property_pool::work() {
+  for (;;) {
+    std::size_t i = 0;
+    {
+      const std::lock_guard lock(mutex_);
+      if (stopped_ || next_ == selected_.size()) return;
+      i = next_++;
+    }
+    // a harness error reaches the caller from take(i), as it would without the pool
+    std::variant<property_result, std::exception_ptr> r;
+    try {
+      r = run(i);
+    } catch (...) {
+      r = std::current_exception();
+    }
+    const std::lock_guard lock(mutex_);
+    results_[i] = std::move(r);
+    done_.notify_all();
+  }
+}
+
+property_result property_pool::take(std::size_t i) {
+  if (threads_.empty()) return run(i);
+  std::unique_lock lock(mutex_);
+  done_.wait(lock, [&] { return results_[i].has_value(); });
+  if (auto* error = std::get_if<std::exception_ptr>(&*results_[i])) std::rethrow_exception(*error);
+  return std::move(std::get<property_result>(*results_[i]));
 }
 
 bool available_isolated(const kernel& k, const isolation_options& isolation) {

@@ -132,10 +132,11 @@ std::set<std::string> checker_pairs() {
       const std::string name = (*i)[2].str();
       std::vector<std::string> rules = kinds.at((*i)[1].str());
       // an output (the argument after the sizes true) must share no byte with any other operand;
-      // a matrix given a per-head view's head stride (a.head.*) has the head-stride rule too
+      // a matrix given a per-head view's strides ({hd.x, hd.batch.x}) has the head- and
+      // batch-stride rules too
       const std::string rest = (*i)[3].str();
       if (std::regex_search(rest, std::regex(R"re(,\s*true\b)re"))) rules.push_back("overlap");
-      if (rest.find("a.head.") != std::string::npos) rules.push_back("head_stride");
+      if (rest.find("hd.") != std::string::npos) rules.push_back("head_stride"), rules.push_back("batch_stride");
       for (const std::string& call : calls)
         for (const std::string& kind : rules) out.insert(call + name + "." + kind);
     }
@@ -357,6 +358,28 @@ TEST(generators, every_generator_draws_inside_a_dense_per_head_declaration) {
   EXPECT_GE(several, 10) << "per-head views of two heads or more: " << several << " of 60 cases";
 }
 
+// a kernel of dense 4-D views only ([batches, tokens, heads, N], abi.h NC_ROWS_BATCHES): every
+// view drawn is dense, its tokens a batch divide its tokens, and views of two batches or more
+// are drawn (else the batch stride would never be read)
+TEST(generators, every_generator_draws_inside_a_dense_4d_declaration) {
+  capabilities caps;
+  caps.layouts = 0;
+  caps.operations = caps.declared_operations = {{NC_RESIDUAL_NONE, 0, 0.0f, NC_ROWS_BATCHES}};
+  every_generator_draws_inside(caps, "head_rmsnorm on 4-D views, dense operands only");
+  const scoped_domain domain(caps);
+  const property* p = find_property("dx_matches_the_exact_oracle");
+  ASSERT_NE(p, nullptr);
+  int several = 0;
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    const norm_case c = p->gen(rc::Random(seed * 104729), 0).value();
+    ASSERT_EQ(c.op.rows, NC_ROWS_BATCHES) << describe(c);
+    ASSERT_GE(c.tokens, 1) << describe(c);
+    EXPECT_EQ(c.m % (c.heads * c.tokens), 0) << describe(c);
+    several += batches_of(c) > 1;
+  }
+  EXPECT_GE(several, 10) << "4-D views of two batches or more: " << several << " of 60 cases";
+}
+
 TEST(campaign, the_shipped_kernel_lists_every_path_the_properties_set_a_minimum_for) {
   // path minimums apply only to listed paths: an unlisted one would silently go unjudged
   for (const property& p : all_properties())
@@ -381,9 +404,15 @@ TEST(case, layout_bits_name_what_a_layout_needs_beyond_dense) {
   EXPECT_EQ(layout_bits(matrix_layout{0, 1, 5}, 4, NC_F32), std::uint32_t(NC_LAYOUT_COLUMN_STRIDED | NC_LAYOUT_MISALIGNED));
   EXPECT_EQ(layout_bits(vector_layout{0, 2}, NC_F32), std::uint32_t(NC_LAYOUT_COLUMN_STRIDED));
   // per-head views of 4 heads: [tokens, heads, N] is dense; q of a fused qkv pads; heads off 16 bytes misalign
-  EXPECT_EQ(layout_bits(matrix_layout{0, 64, 1, 16}, 16, NC_F32, 4), 0u);
-  EXPECT_EQ(layout_bits(matrix_layout{0, 96, 1, 16}, 16, NC_F32, 4), std::uint32_t(NC_LAYOUT_PADDED_ROWS));
-  EXPECT_EQ(layout_bits(matrix_layout{0, 72, 1, 17}, 16, NC_F32, 4), std::uint32_t(NC_LAYOUT_MISALIGNED));
+  EXPECT_EQ(layout_bits(matrix_layout{0, 64, 1, 16}, 16, NC_F32, {4, 0}), 0u);
+  EXPECT_EQ(layout_bits(matrix_layout{0, 96, 1, 16}, 16, NC_F32, {4, 0}), std::uint32_t(NC_LAYOUT_PADDED_ROWS));
+  EXPECT_EQ(layout_bits(matrix_layout{0, 72, 1, 17}, 16, NC_F32, {4, 0}), std::uint32_t(NC_LAYOUT_MISALIGNED));
+  // 4-D views of 3 tokens a batch: [batches, tokens, heads, N] is dense; padded sequences pad,
+  // on 16 bytes or not
+  EXPECT_EQ(layout_bits(matrix_layout{0, 64, 1, 16, 192}, 16, NC_F32, {4, 3}), 0u);
+  EXPECT_EQ(layout_bits(matrix_layout{0, 64, 1, 16, 256}, 16, NC_F32, {4, 3}), std::uint32_t(NC_LAYOUT_PADDED_ROWS));
+  EXPECT_EQ(layout_bits(matrix_layout{0, 64, 1, 16, 193}, 16, NC_F32, {4, 3}), std::uint32_t(NC_LAYOUT_MISALIGNED));
+  EXPECT_EQ(layout_bits(matrix_layout{0, 16, 1, 0, 48}, 16, NC_F32, {1, 3}), 0u);  // [batches, tokens, N]
 }
 
 TEST(campaign, a_share_is_below_its_minimum_only_when_chance_cannot_explain_it) {

@@ -55,6 +55,16 @@ bool distinct(std::initializer_list<dimension> list) {
   return true;
 }
 
+// the rows of a call (abi.h "Variants"): heads per token, tokens per batch (0: one batch); 2-D
+// rows are {1, 0}
+struct row_shape {
+  std::int64_t heads = 1, tokens = 0;
+};
+// an operand's head and batch strides (read where its rows have those dimensions)
+struct row_strides {
+  std::int64_t head = 0, batch = 0;
+};
+
 class checker {
  public:
   std::optional<violation> error;
@@ -70,13 +80,15 @@ class checker {
                    why, ")");
   }
 
-  // heads > 1: the per-head rows of a [m/heads, heads, n] view (abi.h "Variants"): tokens at
-  // the row stride, heads at the head stride
-  void matrix(const char* name, const nc_matrix& a, std::int64_t m, std::int64_t n, bool output, std::int64_t heads = 1,
-              std::int64_t head_stride = 0) {
+  // per-head rows (abi.h "Variants"): a [m/heads, heads, n] view, tokens at the row stride and
+  // heads at the head stride; a 4-D view [batches, tokens, heads, n] has batches at the batch stride
+  void matrix(const char* name, const nc_matrix& a, std::int64_t m, std::int64_t n, bool output, row_shape rows = {},
+              row_strides step = {}) {
     if (error) return;
     if (m == 0) return;  // an empty operand touches nothing; its pointer may be anything
-    const std::int64_t tokens = m / heads;
+    const std::int64_t heads = rows.heads, head_stride = step.head, batch_stride = step.batch;
+    const std::int64_t tokens = rows.tokens > 0 ? rows.tokens : m / heads;
+    const std::int64_t batches = m / heads / tokens;
     if (a.data == nullptr) return void(error = fail(rule(name, "null"), "argument '", name, "' is a null pointer: must point to ", m, "x", n, " elements"));
     if (a.offset < 0) return void(error = fail(rule(name, "offset"), "argument '", name, ".offset' = ", a.offset, ": must be >= 0"));
     if (a.col_stride < 1)
@@ -87,13 +99,24 @@ class checker {
     if (heads > 1 && head_stride < 1)
       return void(error = fail(rule(name, "head_stride"), "argument 'head.", name, "' = ", head_stride,
                                ": must be >= 1 (the head stride of ", heads, " heads)"));
+    if (batches > 1 && batch_stride < 1)
+      return void(error = fail(rule(name, "batch_stride"), "argument 'head.batch.", name, "' = ", batch_stride,
+                               ": must be >= 1 (the batch stride of ", batches, " batches)"));
     // overflow first: past this check no product of a count and a stride overflows
-    const std::initializer_list<dimension> dims = {
-        {tokens, tokens > 1 ? a.row_stride : 0}, {heads, heads > 1 ? head_stride : 0}, {n, a.col_stride}};
+    const std::initializer_list<dimension> dims = {{batches, batches > 1 ? batch_stride : 0},
+                                                   {tokens, tokens > 1 ? a.row_stride : 0},
+                                                   {heads, heads > 1 ? head_stride : 0},
+                                                   {n, a.col_stride}};
     const auto last = last_index(a.offset, dims);
     if (!last) return void(error = fail(rule(name, "overflow"), "argument '", name, "' layout overflows 64-bit indexing"));
     // the elements must be distinct: rows side by side, or columns side by side (and heads)
     if (!distinct(dims)) {
+      if (rows.tokens > 0)
+        return void(error = fail(rule(name, "distinct"), "argument '", name, "' strides (batch ", batch_stride, ", token ",
+                                 a.row_stride, ", head ", head_stride, ", col ", a.col_stride, ") for ", batches,
+                                 " batches x ", tokens, " tokens x ", heads, " heads x ", n,
+                                 ": two elements share an address (each stride, smallest first, must pass the span of "
+                                 "the smaller ones)"));
       if (heads > 1)
         return void(error = fail(rule(name, "distinct"), "argument '", name, "' strides (token ", a.row_stride, ", head ",
                                  head_stride, ", col ", a.col_stride, ") for ", tokens, " tokens x ", heads, " heads x ",
@@ -171,16 +194,25 @@ void operation(checker& c, const nc_operation& op) {
   else if (!std::isfinite(op.weight_offset))
     c.error = fail("op.weight_offset", "argument 'op.weight_offset' = ", op.weight_offset, ": must be finite");
   else if (!valid_rows(op.rows))
-    c.error = fail("op.rows", "argument 'op.rows' = ", int(op.rows), ": must be NC_ROWS_MATRIX or NC_ROWS_HEADS");
+    c.error = fail("op.rows", "argument 'op.rows' = ", int(op.rows), ": must be NC_ROWS_MATRIX, NC_ROWS_HEADS or NC_ROWS_BATCHES");
 }
 
-// the heads of a per-head call: >= 1, dividing m; 1 for 2-D rows (the field is not read)
-std::int64_t heads_of(checker& c, const nc_operation& op, std::int64_t heads, std::int64_t m) {
-  if (c.error || op.rows != NC_ROWS_HEADS) return 1;
-  if (heads < 1) c.error = fail("head.heads", "argument 'head.heads' = ", heads, ": must be >= 1");
-  else if (m % heads != 0)
-    c.error = fail("head.heads", "argument 'head.heads' = ", heads, ": must divide m = ", m, " (m = tokens x heads)");
-  return heads;
+// the rows of a per-head call: heads >= 1 dividing m; of a 4-D view tokens >= 1 with heads x
+// tokens dividing m; 2-D rows for NC_ROWS_MATRIX (the fields are not read)
+template <class H>
+row_shape rows_of(checker& c, const nc_operation& op, const H& head, std::int64_t m) {
+  if (c.error || op.rows == NC_ROWS_MATRIX) return {};
+  std::int64_t group = 0;
+  if (head.heads < 1) c.error = fail("head.heads", "argument 'head.heads' = ", head.heads, ": must be >= 1");
+  else if (m % head.heads != 0)
+    c.error = fail("head.heads", "argument 'head.heads' = ", head.heads, ": must divide m = ", m, " (m = tokens x heads)");
+  if (c.error || op.rows == NC_ROWS_HEADS) return {head.heads, 0};
+  if (head.tokens < 1)
+    c.error = fail("head.tokens", "argument 'head.tokens' = ", head.tokens, ": must be >= 1 (the tokens of a batch)");
+  else if (__builtin_mul_overflow(head.heads, head.tokens, &group) || m % group != 0)
+    c.error = fail("head.tokens", "argument 'head.tokens' = ", head.tokens, ": heads x tokens must divide m = ", m,
+                   " (m = batches x tokens x heads)");
+  return {head.heads, head.tokens};
 }
 
 bool same_matrix(const nc_matrix& a, const nc_matrix& b) {
@@ -206,19 +238,21 @@ std::optional<violation> check_forward(const nc_forward_args& a) {
     c.dtype_is("residual", a.residual.dtype, a.x.dtype, "residual has x's dtype");
     c.dtype_is("residual_out", a.residual_out.dtype, a.x.dtype, "residual_out has x's dtype");
   }
-  const std::int64_t h = heads_of(c, a.op, a.head.heads, a.m);
-  c.matrix("x", a.x, a.m, a.n, false, h, a.head.x);
+  const row_shape h = rows_of(c, a.op, a.head, a.m);
+  const auto& hd = a.head;
+  c.matrix("x", a.x, a.m, a.n, false, h, {hd.x, hd.batch.x});
   c.vector("gamma", a.gamma, a.n, false);
-  c.matrix("y", a.y, a.m, a.n, true, h, a.head.y);
+  c.matrix("y", a.y, a.m, a.n, true, h, {hd.y, hd.batch.y});
   c.vector("r", a.r, a.m, true);
   // in place, the residual is written (residual_out is it): an output nothing else may touch
-  if (in_place) c.matrix("residual", a.residual, a.m, a.n, true, h, a.head.residual);
-  else if (add) c.matrix("residual", a.residual, a.m, a.n, false, h, a.head.residual);
+  if (in_place) c.matrix("residual", a.residual, a.m, a.n, true, h, {hd.residual, hd.batch.residual});
+  else if (add) c.matrix("residual", a.residual, a.m, a.n, false, h, {hd.residual, hd.batch.residual});
   if (in_place && !c.error && a.m > 0 &&
-      (!same_matrix(a.residual_out, a.residual) || (h > 1 && a.head.residual_out != a.head.residual)))
+      (!same_matrix(a.residual_out, a.residual) || (h.heads > 1 && hd.residual_out != hd.residual) ||
+       (h.tokens > 0 && hd.batch.residual_out != hd.batch.residual)))
     c.error = fail("residual_out.in_place", "argument 'residual_out' is not the residual operand (data, dtype, offset, ",
                    "strides): in place (op.in_place = 1) it must be 'residual' itself");
-  if (add && !in_place) c.matrix("residual_out", a.residual_out, a.m, a.n, true, h, a.head.residual_out);
+  if (add && !in_place) c.matrix("residual_out", a.residual_out, a.m, a.n, true, h, {hd.residual_out, hd.batch.residual_out});
   c.no_overlap();
   return c.error;
 }
@@ -243,14 +277,15 @@ std::optional<violation> check_backward(const nc_backward_args& a, std::size_t w
     c.error = fail("workspace.null", "argument 'workspace' is a null pointer: must point to ", workspace_needed, " bytes");
   if (!c.error && workspace_needed > 0 && reinterpret_cast<std::uintptr_t>(a.workspace) % 16 != 0)
     c.error = fail("workspace.align", "argument 'workspace' = ", a.workspace, ": must be 16-byte aligned");
-  const std::int64_t h = heads_of(c, a.op, a.head.heads, a.m);
-  c.matrix("x", a.x, a.m, a.n, false, h, a.head.x);
+  const row_shape h = rows_of(c, a.op, a.head, a.m);
+  const auto& hd = a.head;
+  c.matrix("x", a.x, a.m, a.n, false, h, {hd.x, hd.batch.x});
   c.vector("gamma", a.gamma, a.n, false);
-  c.matrix("dy", a.dy, a.m, a.n, false, h, a.head.dy);
+  c.matrix("dy", a.dy, a.m, a.n, false, h, {hd.dy, hd.batch.dy});
   c.vector("r", a.r, a.m, false);
-  c.matrix("dx", a.dx, a.m, a.n, true, h, a.head.dx);
+  c.matrix("dx", a.dx, a.m, a.n, true, h, {hd.dx, hd.batch.dx});
   c.vector("dgamma", a.dgamma, a.n, true);
-  if (add) c.matrix("residual_grad", a.residual_grad, a.m, a.n, false, h, a.head.residual_grad);
+  if (add) c.matrix("residual_grad", a.residual_grad, a.m, a.n, false, h, {hd.residual_grad, hd.batch.residual_grad});
   c.raw("workspace", a.workspace, workspace_needed, true);
   c.no_overlap();
   return c.error;

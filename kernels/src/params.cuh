@@ -6,19 +6,28 @@
 
 namespace nc {
 
-// the first element of a row: row i of 2-D rows at i*token; a per-head view's (heads > 1: abi.h
-// NC_ROWS_HEADS) row i is head i % heads of token i / heads
-struct row_step {
-  std::int64_t token, head;
+// the rows of a call (abi.h NC_ROWS_HEADS): heads per token (1: one row a token) and tokens per
+// batch (0: one batch); 2-D rows are {1, 0}
+struct row_shape {
+  std::int64_t heads, tokens;
 };
-__host__ __device__ __forceinline__ std::int64_t row_at(std::int64_t i, std::int64_t heads, row_step s) {
-  return heads == 1 ? i * s.token : (i / heads) * s.token + (i % heads) * s.head;
+// an operand's strides between tokens, heads and batches
+struct row_step {
+  std::int64_t token, head, batch;
+};
+// the first element of row i: 2-D rows at i*token; a per-head view's row i is head i % heads of
+// token i / heads, of a 4-D view token t of batch b (i / heads = b*tokens + t)
+__host__ __device__ __forceinline__ std::int64_t row_at(std::int64_t i, row_shape r, row_step s) {
+  if (r.heads == 1 && r.tokens == 0) return i * s.token;
+  const std::int64_t token = i / r.heads;
+  const std::int64_t start = r.tokens == 0 ? token * s.token : (token / r.tokens) * s.batch + (token % r.tokens) * s.token;
+  return start + (i % r.heads) * s.head;
 }
 
 template <class T, class G>
 struct forward_params {
   std::int64_t m, n;
-  std::int64_t heads;  // 1: 2-D rows
+  row_shape rows;  // {1, 0}: 2-D rows
   float epsilon;
   const T* x; row_step x_row; std::int64_t x_col;
   const G* gamma; std::int64_t gamma_stride;
@@ -34,7 +43,7 @@ struct forward_params {
 template <class T, class G>
 struct backward_params {
   std::int64_t m, n;
-  std::int64_t heads;
+  row_shape rows;
   const T* x; row_step x_row; std::int64_t x_col;
   const G* gamma; std::int64_t gamma_stride;
   const T* dy; row_step dy_row; std::int64_t dy_col;

@@ -92,7 +92,7 @@ static const char* const* nc_table_paths() {
 
 // the operations the shipped kernels serve (abi.h "Variants"): the plain operator and Gemma's
 // offset, each alone and after a residual add in either rounding contract, in place or not, on
-// 2-D rows; on per-head rows, four of them
+// 2-D rows; on per-head rows, four of them; on 4-D views, two
 static const nc_operation nc_table_operations[] = {
     {NC_RESIDUAL_NONE, 0, 0.0f},    {NC_RESIDUAL_NONE, 0, 1.0f},
     {NC_RESIDUAL_ROUNDED, 0, 0.0f}, {NC_RESIDUAL_ROUNDED, 1, 0.0f},
@@ -100,8 +100,10 @@ static const nc_operation nc_table_operations[] = {
     {NC_RESIDUAL_ROUNDED, 0, 1.0f}, {NC_RESIDUAL_ROUNDED, 1, 1.0f},
     {NC_RESIDUAL_FP32, 0, 1.0f},    {NC_RESIDUAL_FP32, 1, 1.0f},
     // per-head rows: QK-norm (plain, and Gemma 3's offset), and two residual adds on them
+    // (3-D views), then the plain one and a Gemma add into a separate output on 4-D views
     {NC_RESIDUAL_NONE, 0, 0.0f, NC_ROWS_HEADS},    {NC_RESIDUAL_NONE, 0, 1.0f, NC_ROWS_HEADS},
     {NC_RESIDUAL_ROUNDED, 0, 0.0f, NC_ROWS_HEADS}, {NC_RESIDUAL_FP32, 1, 1.0f, NC_ROWS_HEADS},
+    {NC_RESIDUAL_NONE, 0, 0.0f, NC_ROWS_BATCHES},  {NC_RESIDUAL_FP32, 0, 1.0f, NC_ROWS_BATCHES},
 };
 
 // everything the contract allows, and every operation above

@@ -66,8 +66,8 @@ __global__ void __launch_bounds__(RT * ROWS) backward_vector(backward_params<T, 
     if (row >= p.m) return;
     rv = p.r[row * p.r_stride];
     if constexpr (CACHE) {
-      const T* x = p.x + row_at(row, p.heads, p.x_row);
-      const T* dy = p.dy + row_at(row, p.heads, p.dy_row);
+      const T* x = p.x + row_at(row, p.rows, p.x_row);
+      const T* dy = p.dy + row_at(row, p.rows, p.dy_row);
 #pragma unroll
       for (int k = 0; k < MAXV; ++k) {
         const std::int64_t v = lane + std::int64_t(k) * RT;
@@ -90,10 +90,10 @@ __global__ void __launch_bounds__(RT * ROWS) backward_vector(backward_params<T, 
   for (std::int64_t base = std::int64_t(blockIdx.x) * ROWS; base < p.m; base += step) {
     const std::int64_t row = base + slot;
     const std::int64_t row_vectors = row < p.m ? vectors : 0;
-    const T* x = p.x + row_at(row, p.heads, p.x_row);
-    const T* dy = p.dy + row_at(row, p.heads, p.dy_row);
-    T* dx = p.dx + row_at(row, p.heads, p.dx_row);
-    const T* res_grad = p.res_grad != nullptr ? p.res_grad + row_at(row, p.heads, p.res_grad_row) : nullptr;
+    const T* x = p.x + row_at(row, p.rows, p.x_row);
+    const T* dy = p.dy + row_at(row, p.rows, p.dy_row);
+    T* dx = p.dx + row_at(row, p.rows, p.dx_row);
+    const T* res_grad = p.res_grad != nullptr ? p.res_grad + row_at(row, p.rows, p.res_grad_row) : nullptr;
     uint4 next_xs[HELD], next_dys[HELD];
     float next_r;
     if constexpr (H == hold::pipelined) fetch(base + step, next_xs, next_dys, next_r);
@@ -225,10 +225,10 @@ __global__ void __launch_bounds__(block_threads<RT>) backward_strided(backward_p
     for (std::int64_t j = lane; j < p.n; j += RT) partial[j] = 0.0f;
 
   for (std::int64_t row = first; row < p.m; row += p.row_blocks * ROWS) {
-    const T* x = p.x + row_at(row, p.heads, p.x_row);
-    const T* dy = p.dy + row_at(row, p.heads, p.dy_row);
-    T* dx = p.dx + row_at(row, p.heads, p.dx_row);
-    const T* res_grad = p.res_grad != nullptr ? p.res_grad + row_at(row, p.heads, p.res_grad_row) : nullptr;
+    const T* x = p.x + row_at(row, p.rows, p.x_row);
+    const T* dy = p.dy + row_at(row, p.rows, p.dy_row);
+    T* dx = p.dx + row_at(row, p.rows, p.dx_row);
+    const T* res_grad = p.res_grad != nullptr ? p.res_grad + row_at(row, p.rows, p.res_grad_row) : nullptr;
     const float r = p.r[row * p.r_stride];
     // element j of the row: x, dy and gamma as fp32
     auto load = [&](std::int64_t j, float& xf, float& dyf, float& g) {

@@ -66,7 +66,7 @@ __device__ __forceinline__ void column_dgamma(const backward_params<T, G>& p, st
   if (j < p.n) {
 #pragma unroll 4
     for (std::int64_t i = slice; i < p.m; i += column_slices)
-      sum += to_float(p.dy[row_at(i, p.heads, p.dy_row) + j * p.dy_col]) * to_float(p.x[row_at(i, p.heads, p.x_row) + j * p.x_col]) * p.r[i * p.r_stride];
+      sum += to_float(p.dy[row_at(i, p.rows, p.dy_row) + j * p.dy_col]) * to_float(p.x[row_at(i, p.rows, p.x_row) + j * p.x_col]) * p.r[i * p.r_stride];
   }
   combine_slices(slice_sums, slice, col_in_block, sum, j, p.n, p.dgamma, p.dgamma_stride);
 }

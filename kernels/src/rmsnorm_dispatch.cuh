@@ -59,18 +59,25 @@ inline bool aligned16(const void* data, std::int64_t offset, std::size_t size) {
   return (reinterpret_cast<std::uintptr_t>(data) + std::uintptr_t(offset) * size) % 16 == 0;
 }
 
-// head_stride: a per-head view's (0: 2-D rows), whose every row start must be aligned too
-inline bool vector_matrix(const nc_matrix& a, std::int64_t n, std::size_t size, std::int64_t head_stride = 0) {
+// the rows of a call: heads per token and tokens per batch ({1, 0}: 2-D rows)
+template <class H>
+row_shape rows_of(const nc_operation& op, const H& head) {
+  return op.rows == NC_ROWS_HEADS     ? row_shape{head.heads, 0}
+         : op.rows == NC_ROWS_BATCHES ? row_shape{head.heads, head.tokens}
+                                      : row_shape{1, 0};
+}
+// an operand's steps: its row stride, and the head and batch strides its rows read
+inline row_step step_of(const nc_matrix& a, row_shape rows, std::int64_t head_stride, std::int64_t batch_stride) {
+  return {a.row_stride, rows.heads > 1 ? head_stride : 0, rows.tokens > 0 ? batch_stride : 0};
+}
+
+// step: a per-head view's head and batch strides (0: 2-D rows), whose every row start must be
+// aligned too
+inline bool vector_matrix(const nc_matrix& a, std::int64_t n, std::size_t size, row_step step = {}) {
   const std::int64_t width = 16 / std::int64_t(size);
   // row_stride % width, not (row_stride * size) % 16: the stride of a single row may be any int64
   return a.col_stride == 1 && n % width == 0 && aligned16(a.data, a.offset, size) && a.row_stride % width == 0 &&
-         head_stride % width == 0;
-}
-
-// the rows of a call: heads and each operand's head stride (1 and 0: 2-D rows)
-inline std::int64_t heads_of(const nc_operation& op, std::int64_t heads) { return op.rows == NC_ROWS_HEADS ? heads : 1; }
-inline row_step step_of(const nc_matrix& a, std::int64_t heads, std::int64_t head_stride) {
-  return {a.row_stride, heads > 1 ? head_stride : 0};
+         step.head % width == 0 && step.batch % width == 0;
 }
 
 inline bool vector_gamma(const nc_vector& g) {
@@ -82,12 +89,14 @@ inline bool adds_residual(const nc_operation& op) { return op.residual != NC_RES
 
 inline path forward_path(const nc_forward_args& a) {
   const std::size_t size = dtype_size(a.x.dtype);
-  const bool heads = heads_of(a.op, a.head.heads) > 1;
-  const nc_forward_heads h = heads ? a.head : nc_forward_heads{};
-  const bool residual_fits = !adds_residual(a.op) || (vector_matrix(a.residual, a.n, size, h.residual) &&
-                                                      vector_matrix(a.residual_out, a.n, size, h.residual_out));
-  if (vector_matrix(a.x, a.n, size, h.x) && vector_matrix(a.y, a.n, size, h.y) && vector_gamma(a.gamma) &&
-      residual_fits) {
+  const row_shape rows = rows_of(a.op, a.head);
+  const nc_forward_heads& h = a.head;
+  const bool residual_fits =
+      !adds_residual(a.op) ||
+      (vector_matrix(a.residual, a.n, size, step_of(a.residual, rows, h.residual, h.batch.residual)) &&
+       vector_matrix(a.residual_out, a.n, size, step_of(a.residual_out, rows, h.residual_out, h.batch.residual_out)));
+  if (vector_matrix(a.x, a.n, size, step_of(a.x, rows, h.x, h.batch.x)) &&
+      vector_matrix(a.y, a.n, size, step_of(a.y, rows, h.y, h.batch.y)) && vector_gamma(a.gamma) && residual_fits) {
     const std::int64_t vectors = a.n / (16 / std::int64_t(size));
     for (const path_limit& p : forward_vector_paths)
       if (p.max_vectors == 0 || vectors <= p.max_vectors) return p.choice;
@@ -97,9 +106,13 @@ inline path forward_path(const nc_forward_args& a) {
 
 inline path backward_path(const nc_backward_args& a) {
   const std::size_t size = dtype_size(a.x.dtype);
-  const nc_backward_heads h = heads_of(a.op, a.head.heads) > 1 ? a.head : nc_backward_heads{};
-  if (vector_matrix(a.x, a.n, size, h.x) && vector_matrix(a.dy, a.n, size, h.dy) && vector_matrix(a.dx, a.n, size, h.dx) &&
-      vector_gamma(a.gamma) && (!adds_residual(a.op) || vector_matrix(a.residual_grad, a.n, size, h.residual_grad))) {
+  const row_shape rows = rows_of(a.op, a.head);
+  const nc_backward_heads& h = a.head;
+  if (vector_matrix(a.x, a.n, size, step_of(a.x, rows, h.x, h.batch.x)) &&
+      vector_matrix(a.dy, a.n, size, step_of(a.dy, rows, h.dy, h.batch.dy)) &&
+      vector_matrix(a.dx, a.n, size, step_of(a.dx, rows, h.dx, h.batch.dx)) && vector_gamma(a.gamma) &&
+      (!adds_residual(a.op) ||
+       vector_matrix(a.residual_grad, a.n, size, step_of(a.residual_grad, rows, h.residual_grad, h.batch.residual_grad)))) {
     const std::int64_t vectors = a.n / (16 / std::int64_t(size));
     for (const path_limit& p : backward_vector_paths)
       if (vectors <= p.max_vectors) return p.choice;
@@ -127,18 +140,20 @@ nc_status forward_built(const nc_forward_args& a, const forward_params<T, G>& p)
 template <class T, class G>
 nc_status forward_typed(const nc_forward_args& a) {
   if (a.m == 0) return NC_OK;
-  const std::int64_t heads = heads_of(a.op, a.head.heads);
-  forward_params<T, G> p{a.m, a.n, heads, a.epsilon,
-                         static_cast<const T*>(a.x.data) + a.x.offset, step_of(a.x, heads, a.head.x), a.x.col_stride,
+  const row_shape rows = rows_of(a.op, a.head);
+  const nc_forward_heads& h = a.head;
+  forward_params<T, G> p{a.m, a.n, rows, a.epsilon,
+                         static_cast<const T*>(a.x.data) + a.x.offset, step_of(a.x, rows, h.x, h.batch.x), a.x.col_stride,
                          static_cast<const G*>(a.gamma.data) + a.gamma.offset, a.gamma.stride,
-                         static_cast<T*>(a.y.data) + a.y.offset, step_of(a.y, heads, a.head.y), a.y.col_stride,
+                         static_cast<T*>(a.y.data) + a.y.offset, step_of(a.y, rows, h.y, h.batch.y), a.y.col_stride,
                          static_cast<float*>(a.r.data) + a.r.offset, a.r.stride};
   p.offset = a.op.weight_offset;
   if (!adds_residual(a.op)) return forward_built<T, G, NC_RESIDUAL_NONE>(a, p);
   p.res = static_cast<const T*>(a.residual.data) + a.residual.offset;
-  p.res_row = step_of(a.residual, heads, a.head.residual), p.res_col = a.residual.col_stride;
+  p.res_row = step_of(a.residual, rows, h.residual, h.batch.residual), p.res_col = a.residual.col_stride;
   p.res_out = static_cast<T*>(a.residual_out.data) + a.residual_out.offset;
-  p.res_out_row = step_of(a.residual_out, heads, a.head.residual_out), p.res_out_col = a.residual_out.col_stride;
+  p.res_out_row = step_of(a.residual_out, rows, h.residual_out, h.batch.residual_out);
+  p.res_out_col = a.residual_out.col_stride;
   return a.op.residual == NC_RESIDUAL_ROUNDED ? forward_built<T, G, NC_RESIDUAL_ROUNDED>(a, p)
                                               : forward_built<T, G, NC_RESIDUAL_FP32>(a, p);
 }
@@ -272,18 +287,20 @@ template <class T, class G>
 nc_status backward_typed(const nc_backward_args& a, const backward_plan<T, G>& plan) {
   float* partial = plan.slots > 0 ? static_cast<float*>(a.workspace) : nullptr;
   G* dgamma = static_cast<G*>(a.dgamma.data) + a.dgamma.offset;
-  const std::int64_t heads = heads_of(a.op, a.head.heads);
-  const backward_params<T, G> p{a.m, a.n, heads,
-                                first_element<const T>(a.x.data, a.x.offset), step_of(a.x, heads, a.head.x), a.x.col_stride,
+  const row_shape rows = rows_of(a.op, a.head);
+  const nc_backward_heads& h = a.head;
+  const backward_params<T, G> p{a.m, a.n, rows,
+                                first_element<const T>(a.x.data, a.x.offset), step_of(a.x, rows, h.x, h.batch.x), a.x.col_stride,
                                 first_element<const G>(a.gamma.data, a.gamma.offset), a.gamma.stride,
-                                first_element<const T>(a.dy.data, a.dy.offset), step_of(a.dy, heads, a.head.dy), a.dy.col_stride,
+                                first_element<const T>(a.dy.data, a.dy.offset), step_of(a.dy, rows, h.dy, h.batch.dy), a.dy.col_stride,
                                 first_element<const float>(a.r.data, a.r.offset), a.r.stride,
-                                first_element<T>(a.dx.data, a.dx.offset), step_of(a.dx, heads, a.head.dx), a.dx.col_stride,
+                                first_element<T>(a.dx.data, a.dx.offset), step_of(a.dx, rows, h.dx, h.batch.dx), a.dx.col_stride,
                                 plan.row_blocks, partial, dgamma, a.dgamma.stride,
                                 a.op.weight_offset,
                                 adds_residual(a.op) ? first_element<const T>(a.residual_grad.data, a.residual_grad.offset)
                                                     : nullptr,
-                                step_of(a.residual_grad, heads, a.head.residual_grad), a.residual_grad.col_stride};
+                                step_of(a.residual_grad, rows, h.residual_grad, h.batch.residual_grad),
+                                a.residual_grad.col_stride};
   const nc_status s = launch(plan.kernel, dim3(unsigned(plan.grid)), dim3(unsigned(plan.threads)), a.stream,
                             path_name(plan.choice), p);
   if (s != NC_OK || plan.slots == 0) return s;  // one launch: its column blocks wrote dgamma

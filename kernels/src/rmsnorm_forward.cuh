@@ -69,10 +69,10 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_vector(forward_para
 
   for (std::int64_t row = std::int64_t(blockIdx.x) * ROWS + slot; row < p.m;
        row += std::int64_t(gridDim.x) * ROWS) {
-    const T* x = p.x + row_at(row, p.heads, p.x_row);
-    T* y = p.y + row_at(row, p.heads, p.y_row);
-    const T* res = ADD ? p.res + row_at(row, p.heads, p.res_row) : nullptr;
-    T* res_out = ADD ? p.res_out + row_at(row, p.heads, p.res_out_row) : nullptr;
+    const T* x = p.x + row_at(row, p.rows, p.x_row);
+    T* y = p.y + row_at(row, p.rows, p.y_row);
+    const T* res = ADD ? p.res + row_at(row, p.rows, p.res_row) : nullptr;
+    T* res_out = ADD ? p.res_out + row_at(row, p.rows, p.res_out_row) : nullptr;
 
     // pass 1: sum of squares in fp32, each element upcast before it is squared
     uint4 cache[MAXV > 0 ? MAXV : 1], res_cache[ADD && MAXV > 0 ? MAXV : 1];
@@ -145,10 +145,10 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_strided(forward_par
 
   for (std::int64_t row = std::int64_t(blockIdx.x) * ROWS + slot; row < p.m;
        row += std::int64_t(gridDim.x) * ROWS) {
-    const T* x = p.x + row_at(row, p.heads, p.x_row);
-    T* y = p.y + row_at(row, p.heads, p.y_row);
-    const T* res = ADD ? p.res + row_at(row, p.heads, p.res_row) : nullptr;
-    T* res_out = ADD ? p.res_out + row_at(row, p.heads, p.res_out_row) : nullptr;
+    const T* x = p.x + row_at(row, p.rows, p.x_row);
+    T* y = p.y + row_at(row, p.rows, p.y_row);
+    const T* res = ADD ? p.res + row_at(row, p.rows, p.res_row) : nullptr;
+    T* res_out = ADD ? p.res_out + row_at(row, p.rows, p.res_out_row) : nullptr;
     // element j of the row: x (h, with a residual add) and gamma as fp32
     auto load = [&](std::int64_t j, float& v, float& g) {
       v = to_float(x[j * p.x_col]);

@@ -219,9 +219,10 @@ class campaign_runner {
     std::error_code ec;
     fs::remove(j.json, ec);
     // the plugin names its backend: normcheck check takes --kernel without --backend
+    // --jobs 1: the runner's own --jobs runs suites side by side
     std::vector<std::string> argv{cli_.string(), "check",    "all",   "--kernel", fs::absolute(plugin).string(),
                                   "--seed",      c_.seed,    "--case-dir", (j.dir / "cases").string(),
-                                  "--json",      j.json.string()};
+                                  "--json",      j.json.string(), "--jobs", "1"};
     if (racecheck) {
       // racecheck sees a shared-memory hazard whether or not the timing let it corrupt a value
       argv.insert(argv.begin(), {sanitizer_, "--tool", "racecheck", "--error-exitcode",

@@ -82,7 +82,13 @@
  *     (i/heads)*row_stride + (i%heads)*head_stride. The math is the plain one on those rows
  *     (gamma has the N entries of a head, r the M entries in row order); any residual or offset
  *     composes with it. head.heads >= 1 divides m; strides >= 1 where their dimension has two
- *     or more entries, and no two elements of an operand share an address.
+ *     or more entries, and no two elements of an operand share an address. A 4-D view
+ *     [batches, tokens, heads, N] (op.rows = NC_ROWS_BATCHES, e.g. [B, S, H, D] of padded
+ *     sequences; head.tokens >= 1 tokens a batch, heads*tokens dividing m) adds a batch stride
+ *     per operand (head.batch.x, ...): row i is head i % heads of token t of batch b,
+ *     i/heads = b*tokens + t, at offset + b*batch_stride + t*row_stride + (i%heads)*head_stride.
+ *     heads = 1 makes it a [batches, tokens, N] view of token rows. A plugin that declares only
+ *     NC_ROWS_HEADS never gets a 4-D view.
  *   - Partial-width rows (normalize the first D of W columns: DeepSeek MLA's 512 of 576) need
  *     no field: N = D and row_stride = W; the columns past N are neither read nor written.
  * Shape rules (version 3): nc_capabilities.n_multiple > 1 says the plugin serves only N a
@@ -176,6 +182,9 @@ typedef enum nc_rows {
   NC_ROWS_MATRIX = 0, /* row i of a 2-D operand starts at offset + i*row_stride */
   NC_ROWS_HEADS = 1,  /* per-head rows of a [tokens, heads, N] view: row i is head i % heads of
                          token i / heads, at offset + (i/heads)*row_stride + (i%heads)*head_stride */
+  NC_ROWS_BATCHES = 2, /* per-head rows of a 4-D view [batches, tokens, heads, N] (head.tokens
+                          tokens a batch): token t of batch b (i/heads = b*tokens + t) at offset +
+                          b*batch_stride + t*row_stride + (i%heads)*head_stride */
   NC_ROWS_MAX_ENUM = 0x7fffffff
 } nc_rows;
 
@@ -184,18 +193,29 @@ typedef struct nc_operation {
   nc_residual residual;
   uint32_t in_place;   /* 1: residual_out is the residual operand itself (residual != NONE) */
   float weight_offset; /* y = x*r*(weight_offset + gamma), the sum formed in fp32; finite */
-  nc_rows rows;        /* the rows' geometry: 2-D rows or per-head rows of a 3-D view */
+  nc_rows rows;        /* the rows' geometry: 2-D rows, or per-head rows of a 3-D or a 4-D view */
 } nc_operation;
 
-/* the head strides of a call's 2-D operands (op.rows == NC_ROWS_HEADS), in elements */
+/* the per-head rows of a call (op.rows == NC_ROWS_HEADS or NC_ROWS_BATCHES): the head stride of
+   each 2-D operand, in elements; of a 4-D view also the tokens a batch and the batch strides */
 typedef struct nc_forward_heads {
   int64_t heads; /* rows per token: >= 1, dividing m */
   int64_t x, y, residual, residual_out;
+  /* op.rows == NC_ROWS_BATCHES: tokens a batch (>= 1, heads*tokens dividing m) and each 2-D
+     operand's batch stride */
+  int64_t tokens;
+  struct {
+    int64_t x, y, residual, residual_out;
+  } batch;
 } nc_forward_heads;
 
 typedef struct nc_backward_heads {
   int64_t heads;
   int64_t x, dy, dx, residual_grad;
+  int64_t tokens;
+  struct {
+    int64_t x, dy, dx, residual_grad;
+  } batch;
 } nc_backward_heads;
 
 typedef struct nc_forward_args {
@@ -210,7 +230,7 @@ typedef struct nc_forward_args {
   nc_operation op;
   nc_matrix residual;     /* input, x's dtype, M x N (op.residual != NONE) */
   nc_matrix residual_out; /* output, x's dtype, M x N: h; with op.in_place the residual operand */
-  nc_forward_heads head;  /* read only when op.rows == NC_ROWS_HEADS */
+  nc_forward_heads head;  /* read only when op.rows is NC_ROWS_HEADS or NC_ROWS_BATCHES */
 } nc_forward_args;
 
 typedef struct nc_backward_args {
@@ -227,7 +247,7 @@ typedef struct nc_backward_args {
   /* version 3: x is the forward's residual_out for a residual operation */
   nc_operation op;
   nc_matrix residual_grad; /* input, x's dtype, M x N (op.residual != NONE): added to dx */
-  nc_backward_heads head;  /* read only when op.rows == NC_ROWS_HEADS */
+  nc_backward_heads head;  /* read only when op.rows is NC_ROWS_HEADS or NC_ROWS_BATCHES */
 } nc_backward_args;
 
 typedef enum nc_copy_kind {

@@ -111,7 +111,7 @@ inline constexpr contract_rule contract_rules[] = {
     {"residual_grad.distinct", "residual_grad", "residual_grad's elements must be distinct (rows side by side, or columns)", rule_backward, false},
     {"residual_grad.overflow", "residual_grad", "no element index of residual_grad may overflow int64", rule_backward, false},
     // version 3: per-head rows (op.rows = NC_ROWS_HEADS)
-    {"op.rows", "op.rows", "op.rows must be an nc_rows (MATRIX or HEADS)", rule_forward | rule_backward, false},
+    {"op.rows", "op.rows", "op.rows must be an nc_rows (MATRIX, HEADS or BATCHES)", rule_forward | rule_backward, false},
     {"head.heads", "head.heads", "head.heads must be >= 1 and divide m", rule_forward | rule_backward, false},
     {"x.head_stride", "head.x", "head.x must be >= 1 where x has two heads", rule_forward | rule_backward, false},
     {"y.head_stride", "head.y", "head.y must be >= 1 where y has two heads", rule_forward, false},
@@ -120,6 +120,15 @@ inline constexpr contract_rule contract_rules[] = {
     {"residual.head_stride", "head.residual", "head.residual must be >= 1 where residual has two heads", rule_forward, false},
     {"residual_out.head_stride", "head.residual_out", "head.residual_out must be >= 1 where residual_out has two heads", rule_forward, false},
     {"residual_grad.head_stride", "head.residual_grad", "head.residual_grad must be >= 1 where residual_grad has two heads", rule_backward, false},
+    // a 4-D view [batches, tokens, heads, N] (op.rows = NC_ROWS_BATCHES)
+    {"head.tokens", "head.tokens", "head.tokens must be >= 1, heads x tokens dividing m", rule_forward | rule_backward, false},
+    {"x.batch_stride", "head.batch.x", "head.batch.x must be >= 1 where x has two batches", rule_forward | rule_backward, false},
+    {"y.batch_stride", "head.batch.y", "head.batch.y must be >= 1 where y has two batches", rule_forward, false},
+    {"dy.batch_stride", "head.batch.dy", "head.batch.dy must be >= 1 where dy has two batches", rule_backward, false},
+    {"dx.batch_stride", "head.batch.dx", "head.batch.dx must be >= 1 where dx has two batches", rule_backward, false},
+    {"residual.batch_stride", "head.batch.residual", "head.batch.residual must be >= 1 where residual has two batches", rule_forward, false},
+    {"residual_out.batch_stride", "head.batch.residual_out", "head.batch.residual_out must be >= 1 where residual_out has two batches", rule_forward, false},
+    {"residual_grad.batch_stride", "head.batch.residual_grad", "head.batch.residual_grad must be >= 1 where residual_grad has two batches", rule_backward, false},
 };
 
 /// the rule of an id, or null

@@ -8,8 +8,9 @@
 //   gemma_rmsnorm       residual NONE, offset 1                  y = x*r*(1 + gamma)
 //   add_gemma_rmsnorm   residual ROUNDED or FP32, offset 1       h = x + res; res_out = h; y = h*r(h)*(1 + gamma)
 //   offset_rmsnorm      any other offset (with or without add)   y = x*r*(offset + gamma)
-//   head_rmsnorm        per-head rows (NC_ROWS_HEADS), any of     rows = (token, head) pairs of a
-//                       the above                                [tokens, heads, N] view
+//   head_rmsnorm        per-head rows (NC_ROWS_HEADS or           rows = (token, head) pairs of a
+//                       NC_ROWS_BATCHES), any of the above       [tokens, heads, N] view, or of a
+//                                                                [batches, tokens, heads, N] view
 //
 // Header-only, so a plugin, a fuzz target or a test uses it without linking.
 #pragma once
@@ -51,11 +52,11 @@ inline bool valid_residual(nc_residual r) {
   return r == NC_RESIDUAL_NONE || r == NC_RESIDUAL_ROUNDED || r == NC_RESIDUAL_FP32;
 }
 
-inline bool valid_rows(nc_rows r) { return r == NC_ROWS_MATRIX || r == NC_ROWS_HEADS; }
+inline bool valid_rows(nc_rows r) { return r == NC_ROWS_MATRIX || r == NC_ROWS_HEADS || r == NC_ROWS_BATCHES; }
 
 /// the variant an operation belongs to
 inline std::string_view variant_of(const nc_operation& op) {
-  if (op.rows == NC_ROWS_HEADS) return "head_rmsnorm";
+  if (op.rows == NC_ROWS_HEADS || op.rows == NC_ROWS_BATCHES) return "head_rmsnorm";
   const bool add = op.residual != NC_RESIDUAL_NONE;
   if (op.weight_offset == 0.0f) return add ? "add_rmsnorm" : "rmsnorm";
   if (op.weight_offset == 1.0f) return add ? "add_gemma_rmsnorm" : "gemma_rmsnorm";
@@ -81,8 +82,9 @@ inline std::string describe_operation(const nc_operation& op) {
   else if (op.residual == NC_RESIDUAL_FP32) detail = "fp32 sum";
   else if (op.residual != NC_RESIDUAL_NONE) detail = "residual code " + std::to_string(int(op.residual));
   if (op.in_place) detail += std::string(detail.empty() ? "" : ", ") + "in place";
-  if (op.rows != NC_ROWS_MATRIX && op.rows != NC_ROWS_HEADS) detail += std::string(detail.empty() ? "" : ", ") + "rows code " + std::to_string(int(op.rows));
-  if (op.weight_offset != 0.0f && (op.rows == NC_ROWS_HEADS || variant_of(op) == "offset_rmsnorm")) {
+  if (op.rows == NC_ROWS_BATCHES) detail += std::string(detail.empty() ? "" : ", ") + "4-D";
+  else if (!valid_rows(op.rows)) detail += std::string(detail.empty() ? "" : ", ") + "rows code " + std::to_string(int(op.rows));
+  if (op.weight_offset != 0.0f && (variant_of(op) == "head_rmsnorm" || variant_of(op) == "offset_rmsnorm")) {
     char text[32];
     std::snprintf(text, sizeof text, "%g", double(op.weight_offset));
     detail += std::string(detail.empty() ? "" : ", ") + "offset " + text;

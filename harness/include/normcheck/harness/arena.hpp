@@ -76,6 +76,7 @@ struct operand {
   std::int64_t row_stride = 0;  ///< matrices only (a per-head view's token stride)
   std::int64_t col_stride = 1;  ///< a vector's stride
   std::int64_t head_stride = 0; ///< a matrix of a call with heads > 1
+  std::int64_t batch_stride = 0; ///< a matrix of a call with tokens > 0 (a 4-D view)
   // placement
   int alias_target = -1;        ///< placed relative to this earlier operand, or -1: after the previous one
   std::int64_t alias_delta = 0; ///< base = the target's base + alias_delta elements of this dtype
@@ -90,7 +91,8 @@ struct call_spec {
   std::int64_t m = 0, n = 1;
   float epsilon = 1e-6f;
   nc_operation op{};  ///< abi.h "Variants": a residual add has the three residual operands
-  std::int64_t heads = 1;  ///< per-head rows (op.rows == NC_ROWS_HEADS): rows a token; 1 otherwise
+  std::int64_t heads = 1;  ///< per-head rows (op.rows HEADS or BATCHES): rows a token; 1 otherwise
+  std::int64_t tokens = 0; ///< a 4-D view (op.rows == NC_ROWS_BATCHES): tokens a batch; 0 otherwise
   std::array<operand, all_operands> ops;
   bool writes_r = true;             ///< false: a forward of a kernel that writes no r (r.data = NULL, abi.h NC_NO_R)
   std::int64_t base_align = 16;     ///< every placed operand starts on this boundary (+ base_shift)

@@ -16,11 +16,17 @@
 // each). NORMCHECK_ISOLATION=off runs everything in-process, as before, for debugging.
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <exception>
+#include <thread>
+#include <variant>
+#include <vector>
 
 #include "normcheck/harness/campaign.hpp"
 #include "normcheck/harness/case.hpp"
@@ -104,6 +110,39 @@ worker_result run_in_worker(const std::function<std::string(worker_link&)>& body
 /// the case in flight as its counterexample and case file (write errors recorded, never thrown)
 property_result run_property_isolated(const property& p, const kernel& k, const campaign_options& options,
                                       const isolation_options& isolation);
+
+/// properties run at once, each in its own worker (isolation on; one at a time without it, in
+/// this process). take(i) gives property i's result in the campaign's order, whichever finished
+/// first; with one job it runs property i then. Progress comes to on_progress with the
+/// property's index, one call at a time. stop() starts no property after those running.
+class property_pool {
+ public:
+  property_pool(std::vector<const property*> selected, const kernel& k, campaign_options options,
+                isolation_options isolation, std::size_t jobs,
+                std::function<void(const progress&, std::size_t)> on_progress);
+  ~property_pool();
+  property_pool(const property_pool&) = delete;
+  property_pool& operator=(const property_pool&) = delete;
+
+  property_result take(std::size_t i);
+  void stop();
+
+ private:
+  void work();
+  property_result run(std::size_t i);
+
+  std::vector<const property*> selected_;
+  const kernel& k_;
+  campaign_options options_;
+  isolation_options isolation_;
+  std::function<void(const progress&, std::size_t)> on_progress_;
+  std::mutex mutex_;
+  std::condition_variable done_;
+  std::vector<std::optional<std::variant<property_result, std::exception_ptr>>> results_;
+  std::size_t next_ = 0;
+  bool stopped_ = false;
+  std::vector<std::thread> threads_;
+};
 
 /// kernel::available() asked in a worker; throws std::runtime_error when the probe's worker dies
 bool available_isolated(const kernel& k, const isolation_options& isolation);
