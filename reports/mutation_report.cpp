@@ -197,6 +197,7 @@ json::value stryker(const campaign& c) {
   value config;
   config.set("backend", c.backend);
   config.set("kernel", c.kernel);
+  if (!c.machine.empty()) config.set("machine", c.machine);
   config.set("seed", c.seed);
   config.set("cases", c.cases);
   value schedules(json::array{});
@@ -216,6 +217,7 @@ std::string markdown(const campaign& c) {
   const score s = compute_score(c);
   std::ostringstream out;
   out << "# normcheck mutation report: " << c.backend << "\n\n";
+  if (!c.machine.empty()) out << "Machine: " << c.machine << ".  \n";
   out << "Baseline: `" << c.kernel << "` passed " << c.properties.size() << " properties in "
       << seconds_text(c.baseline_seconds) << " (seed " << c.seed << ", cases "
       << (c.cases > 0 ? std::to_string(c.cases) : std::string("suite default"));

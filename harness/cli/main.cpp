@@ -272,6 +272,8 @@ int run_campaign(const std::string& command, const std::vector<const property*>&
   report.backend = k.backend();
   report.kernel_path = k.path();
   report.kernel_name = k.name();
+  report.machine = options.machine = machine_line(k, isolation);
+  std::printf("machine: %s\n", report.machine.c_str());
   report.seed = options.seed;
   report.scale = options.scale;
   const nc::capabilities domain = domain_of(k, options);

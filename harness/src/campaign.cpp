@@ -283,6 +283,7 @@ property_result run_property(const property& p, const kernel& k, const campaign_
                        {"seed", seed_text(options.seed)},
                        {"reproduce", r.reproduce},
                        {"failure", s.failing_message.substr(0, s.failing_message.find('\n'))}};
+      if (!options.machine.empty()) file.metadata["machine"] = options.machine;
       r.case_file = options.case_dir + "/" + p.name + "-" + seed_text(options.seed) + ".case";
       // a case file that cannot be written must not lose the counterexample or end the campaign
       try {

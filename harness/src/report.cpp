@@ -164,7 +164,8 @@ std::string to_junit(const campaign_report& report, const std::vector<std::strin
       << "\" timestamp=\"" << xml(report.started) << "\">\n    <properties>\n";
   for (const auto& [name, value] :
        {std::pair<std::string, std::string>{"kernel", report.kernel_path}, {"kernel_name", report.kernel_name},
-        {"backend", report.backend}, {"seed", std::to_string(report.seed)}, {"capabilities", report.capabilities}})
+        {"backend", report.backend}, {"machine", report.machine}, {"seed", std::to_string(report.seed)},
+        {"capabilities", report.capabilities}})
     out << "      <property name=\"" << name << "\" value=\"" << xml(value) << "\"/>\n";
   out << "    </properties>\n";
   for (std::size_t i = 0; i < report.properties.size(); ++i) {
@@ -195,6 +196,7 @@ std::string to_json(const campaign_report& report) {
       << "  \"command\": " << json_string(report.command) << ",\n"
       << "  \"started\": " << json_string(report.started) << ",\n"
       << "  \"backend\": " << json_string(report.backend) << ",\n"
+      << "  \"machine\": " << json_string(report.machine) << ",\n"
       << "  \"kernel\": {\"path\": " << json_string(report.kernel_path) << ", \"name\": " << json_string(report.kernel_name)
       << "},\n"
       << "  \"seed\": " << report.seed << ",\n  \"case_scale\": " << json_number(report.scale) << ",\n"

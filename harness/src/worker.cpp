@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 #include <type_traits>
 
@@ -601,6 +602,7 @@ std::string write_failure_case(const property& p, const kernel& k, const campaig
                    {"kernel_name", k.name()},
                    {"seed", std::to_string(options.seed)},
                    {"failure", failure.substr(0, failure.find('\n'))}};
+  if (!options.machine.empty()) file.metadata["machine"] = options.machine;
   const std::string path = options.case_dir + "/" + p.name + "-" + std::to_string(options.seed) + ".case";
   try {
     write_case_file(path, file);
@@ -733,6 +735,35 @@ property_result property_pool::take(std::size_t i) {
   done_.wait(lock, [&] { return results_[i].has_value(); });
   if (auto* error = std::get_if<std::exception_ptr>(&*results_[i])) std::rethrow_exception(*error);
   return std::move(std::get<property_result>(*results_[i]));
+}
+
+namespace {
+
+// "AMD EPYC 7B13, 2 cores": /proc/cpuinfo's model name and the cores this process may use
+std::string host_cpu() {
+  std::string model = "an unnamed CPU";
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+      model = line.substr(line.find(':') + 1);
+      model.erase(0, model.find_first_not_of(" \t"));
+      break;
+    }
+  const unsigned cores = std::thread::hardware_concurrency();
+  return model + ", " + std::to_string(cores) + (cores == 1 ? " core" : " cores");
+}
+
+}  // namespace
+
+std::string machine_line(const kernel& k, const isolation_options& isolation) {
+  std::string device;
+  if (isolation.enabled && k.device_memory()) {
+    const worker_result w = run_in_worker([&](worker_link&) { return k.machine(); }, isolation);
+    device = w.payload ? *w.payload : "(its machine line's worker " + w.death->how() + ")";
+  } else {
+    device = k.machine();
+  }
+  return (device.empty() ? "" : device + "; ") + "host " + host_cpu();
 }
 
 bool available_isolated(const kernel& k, const isolation_options& isolation) {

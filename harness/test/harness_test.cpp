@@ -18,6 +18,8 @@
 #include "normcheck/harness/failure.hpp"
 #include "normcheck/harness/generators.hpp"
 #include "normcheck/harness/property.hpp"
+#include "normcheck/harness/report.hpp"
+#include "normcheck/harness/worker.hpp"
 
 namespace nc::harness {
 namespace {
@@ -378,6 +380,25 @@ TEST(generators, every_generator_draws_inside_a_dense_4d_declaration) {
     several += batches_of(c) > 1;
   }
   EXPECT_GE(several, 10) << "4-D views of two batches or more: " << several << " of 60 cases";
+}
+
+// every report names the machine: on simt the host is the machine, named by its CPU; the line
+// reaches the JSON report and the JUnit file's properties
+TEST(report, the_machine_line_names_the_host_and_reaches_every_report) {
+  const std::string line = machine_line(simt(), isolation_options{});
+  EXPECT_EQ(line.rfind("host ", 0), 0u) << line;
+  EXPECT_NE(line.find(" core"), std::string::npos) << line;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string l; std::getline(cpuinfo, l);)
+    if (l.rfind("model name", 0) == 0) {
+      const std::string model = l.substr(l.find_first_not_of(" \t", l.find(':') + 1));
+      EXPECT_NE(line.find(model), std::string::npos) << line << " does not name " << model;
+      break;
+    }
+  campaign_report report;
+  report.machine = line;
+  EXPECT_NE(to_json(report).find("\"machine\": \"" + line + "\""), std::string::npos);
+  EXPECT_NE(to_junit(report, {}).find("<property name=\"machine\" value=\"" + line + "\"/>"), std::string::npos);
 }
 
 TEST(campaign, the_shipped_kernel_lists_every_path_the_properties_set_a_minimum_for) {

@@ -349,6 +349,12 @@ std::size_t kernel::workspace_size(const nc_backward_args& a) const {
   return bytes;
 }
 
+std::string kernel::machine() const {
+  if (version_ < 3 || !table_->machine) return "";
+  const char* line = announced("machine", [&] { return table_->machine(); });
+  return line == nullptr ? "" : plugin_string(line, "machine line");
+}
+
 std::string kernel::forward_path(const nc_forward_args& a) const {
   if (!table_->forward_path) return "";
   return plugin_string(announced("forward_path", [&] { return table_->forward_path(&a); }), "path name");

@@ -4,6 +4,9 @@
 #define NC_PLUGIN_BACKEND "cuda"
 #define NC_PLUGIN_EXTRA_CAPS NC_CAP_DEVICE_MEMORY
 
+#include <cctype>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "src/plugin_table.cuh"
@@ -78,5 +81,30 @@ nc_status backend_copy(void* dst, const void* src, std::size_t bytes, nc_copy_ki
 }
 
 nc_status backend_synchronize() { return cuda_status(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+
+// "NVIDIA H100 80GB HBM3, cc 9.0, 132 SMs, driver 580.159.04, CUDA 13.0" (the kernel module's
+// version where /proc says it; the runtime's CUDA version)
+std::string backend_machine() {
+  int device = 0, runtime = 0;
+  cudaDeviceProp p{};
+  if (cudaGetDevice(&device) != cudaSuccess || cudaGetDeviceProperties(&p, device) != cudaSuccess) {
+    cudaGetLastError();
+    return "a CUDA device that does not answer";
+  }
+  std::string driver;
+  if (std::ifstream in("/proc/driver/nvidia/version"); in) {
+    std::string line, word;
+    std::getline(in, line);
+    for (std::istringstream words(line); words >> word;)
+      if (!word.empty() && std::isdigit(static_cast<unsigned char>(word[0])) && word.find('.') != std::string::npos) {
+        driver = word;
+        break;
+      }
+  }
+  cudaRuntimeGetVersion(&runtime);
+  return std::string(p.name) + ", cc " + std::to_string(p.major) + "." + std::to_string(p.minor) + ", " +
+         std::to_string(p.multiProcessorCount) + " SMs" + (driver.empty() ? "" : ", driver " + driver) + ", CUDA " +
+         std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10);
+}
 
 }  // namespace nc

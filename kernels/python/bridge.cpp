@@ -88,16 +88,24 @@ struct wire_operation {
 inline wire_operation wire_of(const nc_operation& op) {
   return {std::uint32_t(op.residual), op.in_place, std::bit_cast<std::uint32_t>(op.weight_offset), std::uint32_t(op.rows)};
 }
-// per-head rows (op.rows == NC_ROWS_HEADS): heads, then the head stride of each 2-D operand in the
-// message's order (x, y, residual, residual_out; x, dy, dx, residual_grad); 1 and zeros otherwise
+// per-head rows (op.rows NC_ROWS_HEADS or NC_ROWS_BATCHES): heads, the head stride of each 2-D
+// operand in the message's order (x, y, residual, residual_out; x, dy, dx, residual_grad), then
+// the tokens a batch of a 4-D view (0 for a 3-D one) and each operand's batch stride; 2-D rows
+// are 1 and zeros
 struct wire_heads {
-  std::int64_t heads, stride[4];
+  std::int64_t heads, stride[4], tokens, batch[4];
+};
+struct wire_strides {
+  std::int64_t a, b, c, d;
 };
 template <class Heads>
-wire_heads heads_of(const nc_operation& op, const Heads& h, std::int64_t a, std::int64_t b, std::int64_t c,
-                    std::int64_t d) {
-  if (op.rows != NC_ROWS_HEADS || h.heads <= 1) return {1, {0, 0, 0, 0}};
-  return {h.heads, {a, b, c, d}};
+wire_heads heads_of(const nc_operation& op, const Heads& h, wire_strides head, wire_strides batch) {
+  wire_heads out{1, {0, 0, 0, 0}, 0, {0, 0, 0, 0}};
+  if (op.rows == NC_ROWS_MATRIX) return out;
+  if (h.heads > 1) out = {h.heads, {head.a, head.b, head.c, head.d}, 0, {0, 0, 0, 0}};
+  if (op.rows == NC_ROWS_BATCHES) out.tokens = h.tokens, out.batch[0] = batch.a, out.batch[1] = batch.b,
+                                  out.batch[2] = batch.c, out.batch[3] = batch.d;
+  return out;
 }
 
 constexpr int max_kernels = 8;  // Python kernels one process can load (each a table slot)
@@ -424,7 +432,7 @@ struct entry {
   // an operand for the wire; count 0 needs no memory
   static nc_status operand(bridge& b, const char* name, const void* data, nc_dtype dtype, std::int64_t offset,
                            std::int64_t row_stride, std::int64_t col_stride, std::int64_t rows, std::int64_t cols,
-                           wire_operand* out, std::int64_t heads = 1, std::int64_t head_stride = 0) {
+                           wire_operand* out, const wire_heads& shape = {1, {}, 0, {}}, int k = 0) {
     *out = {0, 0, std::int64_t(dtype), offset, row_stride, col_stride};
     if (rows == 0 || cols == 0 || data == nullptr) return NC_OK;
     located at;
@@ -432,11 +440,14 @@ struct entry {
       return fail(slot, NC_ERR_INVALID_ARGUMENT,
                   std::string("argument '") + name + "' is not memory of this plugin's alloc" +
                       (b.death.empty() ? "" : " (or of a Python worker that died: " + b.death + ")"));
-    // contract.cpp has bounded the index; the last element must lie inside the allocation
-    // (a per-head view: rows / heads tokens at the row stride, heads at the head stride)
-    const std::int64_t tokens = rows / heads;
+    // contract.cpp has bounded the index; the last element must lie inside the allocation (a
+    // per-head view: rows / heads tokens at the row stride, heads at the head stride; a 4-D
+    // view's tokens a batch at the row stride, its batches at the batch stride)
+    const std::int64_t heads = shape.heads, head_stride = shape.stride[k], batch_stride = shape.batch[k];
+    const std::int64_t tokens = shape.tokens > 0 ? shape.tokens : rows / heads, batches = rows / heads / tokens;
     const std::int64_t last = offset + (tokens > 1 ? (tokens - 1) * row_stride : 0) +
-                              (heads > 1 ? (heads - 1) * head_stride : 0) + (cols > 1 ? (cols - 1) * col_stride : 0);
+                              (heads > 1 ? (heads - 1) * head_stride : 0) +
+                              (batches > 1 ? (batches - 1) * batch_stride : 0) + (cols > 1 ? (cols - 1) * col_stride : 0);
     const std::size_t size = nc::dtype_size(dtype);
     if (std::uint64_t(last) + 1 > at.left / size)
       return fail(slot, NC_ERR_INVALID_ARGUMENT,
@@ -510,22 +521,23 @@ struct entry {
       wire_operand residual, residual_out;
       wire_heads heads;
     } message{a->m, a->n, std::bit_cast<std::uint32_t>(a->epsilon), 0, {}, {}, {}, {}, wire_of(a->op), {}, {},
-              heads_of(a->op, a->head, a->head.x, a->head.y, a->head.residual, a->head.residual_out)};
+              heads_of(a->op, a->head, {a->head.x, a->head.y, a->head.residual, a->head.residual_out},
+                       {a->head.batch.x, a->head.batch.y, a->head.batch.residual, a->head.batch.residual_out})};
     const wire_heads& h = message.heads;
     nc_status s = operand(b, "x", a->x.data, a->x.dtype, a->x.offset, a->x.row_stride, a->x.col_stride, a->m, a->n,
-                          &message.x, h.heads, h.stride[0]);
+                          &message.x, h, 0);
     if (s == NC_OK) s = operand(b, "gamma", a->gamma.data, a->gamma.dtype, a->gamma.offset, 0, a->gamma.stride, 1, a->n, &message.gamma);
     if (s == NC_OK)
       s = operand(b, "y", a->y.data, a->y.dtype, a->y.offset, a->y.row_stride, a->y.col_stride, a->m, a->n, &message.y,
-                  h.heads, h.stride[1]);
+                  h, 1);
     if (s == NC_OK && !no_r) s = operand(b, "r", a->r.data, a->r.dtype, a->r.offset, 0, a->r.stride, 1, a->m, &message.r);
     if (s == NC_OK && a->op.residual != NC_RESIDUAL_NONE) {
       const nc_matrix &in = a->residual, &out = a->residual_out;
       s = operand(b, "residual", in.data, in.dtype, in.offset, in.row_stride, in.col_stride, a->m, a->n, &message.residual,
-                  h.heads, h.stride[2]);
+                  h, 2);
       if (s == NC_OK)
         s = operand(b, "residual_out", out.data, out.dtype, out.offset, out.row_stride, out.col_stride, a->m, a->n,
-                    &message.residual_out, h.heads, h.stride[3]);
+                    &message.residual_out, h, 3);
     }
     if (s != NC_OK) return s;
     return request(slot, op_forward, &message, sizeof message, nullptr, 0, true, nullptr, 0, "the forward");
@@ -545,23 +557,24 @@ struct entry {
       wire_operand residual_grad;
       wire_heads heads;
     } message{a->m, a->n, {}, {}, {}, {}, {}, {}, wire_of(a->op), {},
-              heads_of(a->op, a->head, a->head.x, a->head.dy, a->head.dx, a->head.residual_grad)};
+              heads_of(a->op, a->head, {a->head.x, a->head.dy, a->head.dx, a->head.residual_grad},
+                       {a->head.batch.x, a->head.batch.dy, a->head.batch.dx, a->head.batch.residual_grad})};
     const wire_heads& h = message.heads;
     nc_status s = operand(b, "x", a->x.data, a->x.dtype, a->x.offset, a->x.row_stride, a->x.col_stride, a->m, a->n,
-                          &message.x, h.heads, h.stride[0]);
+                          &message.x, h, 0);
     if (s == NC_OK) s = operand(b, "gamma", a->gamma.data, a->gamma.dtype, a->gamma.offset, 0, a->gamma.stride, 1, a->n, &message.gamma);
     if (s == NC_OK)
       s = operand(b, "dy", a->dy.data, a->dy.dtype, a->dy.offset, a->dy.row_stride, a->dy.col_stride, a->m, a->n, &message.dy,
-                  h.heads, h.stride[1]);
+                  h, 1);
     if (s == NC_OK) s = operand(b, "r", a->r.data, a->r.dtype, a->r.offset, 0, a->r.stride, 1, a->m, &message.r);
     if (s == NC_OK)
       s = operand(b, "dx", a->dx.data, a->dx.dtype, a->dx.offset, a->dx.row_stride, a->dx.col_stride, a->m, a->n, &message.dx,
-                  h.heads, h.stride[2]);
+                  h, 2);
     if (s == NC_OK) s = operand(b, "dgamma", a->dgamma.data, a->dgamma.dtype, a->dgamma.offset, 0, a->dgamma.stride, 1, a->n, &message.dgamma);
     if (s == NC_OK && a->op.residual != NC_RESIDUAL_NONE) {
       const nc_matrix& g = a->residual_grad;
       s = operand(b, "residual_grad", g.data, g.dtype, g.offset, g.row_stride, g.col_stride, a->m, a->n,
-                  &message.residual_grad, h.heads, h.stride[3]);
+                  &message.residual_grad, h, 3);
     }
     if (s != NC_OK) return s;
     return request(slot, op_backward, &message, sizeof message, nullptr, 0, true, nullptr, 0, "the backward");

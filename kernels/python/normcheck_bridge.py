@@ -29,9 +29,12 @@ FORWARD = struct.Struct("<qqII")
 BACKWARD = struct.Struct("<qq")
 # the call's operation (abi.h "Variants"): residual mode, in place, the weight offset's fp32 bits
 OPERATION = struct.Struct("<IIII")
-HEADS = struct.Struct("<qqqqq")  # heads, then the head stride of the message's four 2-D operands
+# heads, the head stride of the message's four 2-D operands, then a 4-D view's tokens a batch
+# (0: a 3-D view) and the four operands' batch strides
+HEADS = struct.Struct("<qqqqqqqqqq")
+NO_HEADS = (1, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 RESIDUALS = {"none": 0, "rounded": 1, "fp32": 2}
-ROWS = {"matrix": 0, "heads": 1}
+ROWS = {"matrix": 0, "heads": 1, "batches": 2}
 
 PAIRS = {"fp32": 1, "fp16": 2, "bf16": 4, "fp16+fp32 gamma": 8, "bf16+fp32 gamma": 16}
 LAYOUTS = {"padded_rows": 1, "offsets": 2, "misaligned": 4, "column_strided": 8}
@@ -313,8 +316,9 @@ class kernel:
         for e in declared.get("epsilons", []):
             self.declaration.append(("epsilon_bits", "%08x" % struct.unpack("<I", struct.pack("<f", e))[0]))
         # the variants (abi.h "Variants"): a list of {"residual": "none" | "rounded" | "fp32",
-        # "in_place": bool, "weight_offset": float, "rows": "matrix" | "heads"}; absent: the plain
-        # operator only. Per-head rows come to the kernel as [tokens, heads, N] views, r as [tokens, heads]
+        # "in_place": bool, "weight_offset": float, "rows": "matrix" | "heads" | "batches"}; absent:
+        # the plain operator only. Per-head rows come to the kernel as [tokens, heads, N] views, r as
+        # [tokens, heads]; "batches" as [batches, tokens, heads, N] views, r as [batches, tokens, heads]
         for op in declared.get("operations", []):
             unknown_op = set(op) - {"residual", "in_place", "weight_offset", "rows"}
             residual = op.get("residual", "none")
@@ -337,10 +341,17 @@ class kernel:
 
     # ---- operands
 
-    def matrix(self, operand, m, n, heads=1, head_stride=0):
-        """an M x N operand, or with heads > 1 its [M/heads, heads, N] per-head view"""
+    def matrix(self, operand, m, n, heads=1, head_stride=0, tokens=0, batch_stride=0):
+        """an M x N operand, or with heads > 1 its [M/heads, heads, N] per-head view, or with
+        tokens > 0 its [M/(heads*tokens), tokens, heads, N] 4-D view"""
         allocation, byte_offset, dtype, offset, row_stride, col_stride = operand
-        if heads > 1:
+        if tokens > 0:
+            batches = m // (heads * tokens)
+            # a size-1 dimension's stride is never read: 0 keeps the view inside its memory
+            shape = (batches, tokens, heads, n)
+            strides = (batch_stride if batches > 1 else 0, row_stride if tokens > 1 else 0,
+                       head_stride if heads > 1 else 0, col_stride)
+        elif heads > 1:
             tokens = m // heads
             shape, strides = (tokens, heads, n), (row_stride if tokens > 1 or row_stride >= 0 else 0, head_stride, col_stride)
         else:
@@ -348,11 +359,18 @@ class kernel:
             shape, strides = (m, n), (row_stride if m > 1 or row_stride >= 0 else 0, col_stride)
         return self.memory.view(self.allocations.get(allocation), byte_offset, dtype, offset, shape, strides)
 
-    def vector(self, operand, count, heads=1):
-        """count entries, or with heads > 1 r's [count/heads, heads] view"""
+    def vector(self, operand, count, heads=1, tokens=0):
+        """count entries, or r's [count/heads, heads] view with heads > 1, its [batches, tokens,
+        heads] view with tokens > 0"""
         allocation, byte_offset, dtype, offset, _, stride = operand
         stride = stride if count > 1 or stride >= 0 else 0
-        shape, strides = ((count // heads, heads), (heads * stride, stride)) if heads > 1 else ((count,), (stride,))
+        if tokens > 0:
+            shape = (count // (heads * tokens), tokens, heads)
+            strides = (tokens * heads * stride, heads * stride, stride)
+        elif heads > 1:
+            shape, strides = (count // heads, heads), (heads * stride, stride)
+        else:
+            shape, strides = (count,), (stride,)
         return self.memory.view(self.allocations.get(allocation), byte_offset, dtype, offset, shape, strides)
 
     def result(self, value, view, what):
@@ -399,17 +417,17 @@ class kernel:
         return kwargs
 
     def forward(self, m, n, epsilon, x, gamma, y, r, operation=(0, 0, 0, 0), residual=None, residual_out=None,
-                heads=(1, 0, 0, 0, 0)):
-        h, (hx, hy, hres, hout) = heads[0], heads[1:]
-        xv, gv, yv = self.matrix(x, m, n, h, hx), self.vector(gamma, n), self.matrix(y, m, n, h, hy)
-        rv = self.vector(r, m, h) if self.writes_r else None
+                heads=NO_HEADS):
+        h, (hx, hy, hres, hout), t, (bx, by, bres, bout) = heads[0], heads[1:5], heads[5], heads[6:]
+        xv, gv, yv = self.matrix(x, m, n, h, hx, t, bx), self.vector(gamma, n), self.matrix(y, m, n, h, hy, t, by)
+        rv = self.vector(r, m, h, t) if self.writes_r else None
         kwargs = self.variant_arguments(operation)
         adds = operation[0] != 0
         inputs, names = (xv, gv), ("x", "gamma")
         if adds:
             # a residual add: the function takes residual=..., returns h (residual_out) last
-            inputs, names = (xv, gv, self.matrix(residual, m, n, h, hres)), ("x", "gamma", "residual")
-            hv = self.matrix(residual_out, m, n, h, hout)
+            inputs, names = (xv, gv, self.matrix(residual, m, n, h, hres, t, bres)), ("x", "gamma", "residual")
+            hv = self.matrix(residual_out, m, n, h, hout, t, bout)
         if self.style == "autograd":
             def run(xi, gi, *res):
                 with self.torch.no_grad():
@@ -445,14 +463,15 @@ class kernel:
         self.memory.synchronize()
 
     def backward(self, m, n, x, gamma, dy, r, dx, dgamma, operation=(0, 0, 0, 0), residual_grad=None,
-                 heads=(1, 0, 0, 0, 0)):
-        h, (hx, hdy, hdx, hgrad) = heads[0], heads[1:]
-        xv, gv, dyv, rv = self.matrix(x, m, n, h, hx), self.vector(gamma, n), self.matrix(dy, m, n, h, hdy), self.vector(r, m, h)
-        dxv, dgv = self.matrix(dx, m, n, h, hdx), self.vector(dgamma, n)
+                 heads=NO_HEADS):
+        h, (hx, hdy, hdx, hgrad), t, (bx, bdy, bdx, bgrad) = heads[0], heads[1:5], heads[5], heads[6:]
+        xv, gv = self.matrix(x, m, n, h, hx, t, bx), self.vector(gamma, n)
+        dyv, rv = self.matrix(dy, m, n, h, hdy, t, bdy), self.vector(r, m, h, t)
+        dxv, dgv = self.matrix(dx, m, n, h, hdx, t, bdx), self.vector(dgamma, n)
         kwargs = self.variant_arguments(operation)
         kwargs.pop("residual_rounding", None)  # the backward differentiates at the stored h either way
         if operation[0] != 0:
-            kwargs["residual_grad"] = self.matrix(residual_grad, m, n, h, hgrad)
+            kwargs["residual_grad"] = self.matrix(residual_grad, m, n, h, hgrad, t, bgrad)
         if self.style == "autograd":
             torch = self.torch
 

@@ -36,6 +36,8 @@ nc_status backend_alloc(std::size_t bytes, void** ptr);
 nc_status backend_free(void* ptr);
 nc_status backend_copy(void* dst, const void* src, std::size_t bytes, nc_copy_kind kind);
 nc_status backend_synchronize();
+// one line naming the device (abi.h nc_plugin.machine; "": the host is the machine)
+std::string backend_machine();
 
 }  // namespace nc
 
@@ -78,6 +80,10 @@ static const char* nc_table_forward_path(const nc_forward_args* a) {
 static const char* nc_table_backward_path(const nc_backward_args* a) {
   return nc::path_name(nc::backward_path(*a));
 }
+static const char* nc_table_machine(void) {
+  static const std::string line = nc::backend_machine();
+  return line.c_str();
+}
 
 // every path name forward_path and backward_path return (rmsnorm_dispatch.cuh's path enum, in
 // order, NULL-terminated), so the property suite's path minimums apply to the shipped kernels
@@ -119,7 +125,7 @@ __attribute__((visibility("default"))) const nc_plugin* normcheck_plugin(uint32_
       nc_table_forward, nc_table_backward, nc_table_workspace_size,
       nc_table_alloc, nc_table_free, nc_table_copy, nc_table_synchronize,
       nc_table_last_error, nc_table_forward_path, nc_table_backward_path,
-      &nc_table_caps, nc_table_paths(), nc_table_paths()};
+      &nc_table_caps, nc_table_paths(), nc_table_paths(), nc_table_machine};
   static const nc_plugin version_1 = [] {
     nc_plugin t = table;
     t.abi_version = 1;

@@ -69,6 +69,7 @@ suite_result parse_suite(const json::value& doc) {
   suite_result r;
   r.kernel = doc.get_string("kernel");
   r.backend = doc.get_string("backend");
+  r.machine = doc.get_string("machine");
   const json::value& props = member(doc, "properties", "suite result");
   if (!props.is_array()) throw std::runtime_error("suite result: field 'properties' must be an array");
   for (const json::value& p : props.as_array()) {

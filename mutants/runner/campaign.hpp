@@ -50,7 +50,7 @@ struct property_result {
 };
 
 struct suite_result {
-  std::string kernel, backend;
+  std::string kernel, backend, machine;
   std::vector<property_result> properties;
   bool any_failed() const;
 };

@@ -326,6 +326,7 @@ int campaign_runner::baseline() {
     c_.baseline_seconds = std::max(c_.baseline_seconds, r.process.seconds);
     if (c_.properties.empty())
       for (const auto& p : r.suite->properties) c_.properties.push_back({p.name, p.kind});
+    if (c_.machine.empty()) c_.machine = r.suite->machine;
     long cases = 0;
     for (const auto& p : r.suite->properties) cases += p.cases;
     std::printf("baseline%s passed: %zu properties, %ld cases, %.1f s\n", where.c_str(), r.suite->properties.size(),

@@ -348,6 +348,12 @@ typedef struct nc_plugin {
    * return. Distribution minimums on paths apply only to the paths a plugin lists */
   const char* const* forward_paths;
   const char* const* backward_paths;
+
+  /* version 3 */
+  /* optional (may be NULL or return ""): one line naming the device the kernels run on, for the
+   * reports, e.g. "NVIDIA H100 80GB HBM3, cc 9.0, 132 SMs, driver 580.159.04, CUDA 13.0"; a
+   * static string. The harness adds the host's CPU */
+  const char* (*machine)(void);
 } nc_plugin;
 
 typedef const nc_plugin* (*nc_plugin_entry)(uint32_t abi_version);

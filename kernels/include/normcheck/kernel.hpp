@@ -102,6 +102,9 @@ class kernel {
 
   /// True if a device is present for this plugin (always true for host backends).
   bool available() const;
+  /// the plugin's line naming its device (abi.h nc_plugin.machine; "" when it gives none). A
+  /// CUDA plugin makes its context to answer: ask in a worker (harness machine_line)
+  std::string machine() const;
 
   const std::string& path() const { return path_; }
   /// the plugin's name and backend strings, as loaded (a NULL one reads "(unnamed)")

@@ -1,8 +1,9 @@
 """A per-head RMSNorm (QK-norm of Qwen3, Gemma 3, OLMo 2) in numpy (abi.h "Variants", per-head
 rows): it declares per-head rows only, plain and with Gemma's offset, so a call brings x, y, dy
 and dx as [tokens, heads, head_dim] views with their own token and head strides (2-D [rows, N]
-when a call has one head a token) and r as [tokens, heads]; every reduction is over the last axis,
-dgamma's over all the others. The plain operator's properties are not exercised on it:
+when a call has one head a token) and r as [tokens, heads], or, declared too, as 4-D views
+[batches, tokens, heads, head_dim] (HF models norm q and k of [B, S, H, D]) and r as
+[batches, tokens, heads]; every reduction is over the last axis, dgamma's over all the others. The plain operator's properties are not exercised on it:
 
     normcheck check all --kernel kernels/python/examples/numpy_qk_norm.py
 """
@@ -14,7 +15,7 @@ from numpy_reference import f32
 NORMCHECK_CAPABILITIES = {
     "dtypes": ["fp32", "fp16", "fp16+fp32 gamma"],
     "layouts": ["padded_rows", "offsets", "misaligned", "column_strided"],
-    "operations": [{"rows": "heads"}, {"rows": "heads", "weight_offset": 1.0}],
+    "operations": [{"rows": "heads"}, {"rows": "heads", "weight_offset": 1.0}, {"rows": "batches"}],
 }
 
 

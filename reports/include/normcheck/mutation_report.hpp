@@ -70,6 +70,7 @@ struct mutant {
 struct campaign {
   std::string backend;             // simt | cuda
   std::string kernel;              // the shipped plugin the baseline ran
+  std::string machine;             // the machine it ran on (the baseline suite's machine line)
   std::string seed;
   long cases = 0;                  // --cases given to every run (0: the suite's default)
   std::vector<std::string> schedules;  // simt fiber schedules each mutant ran under

@@ -33,6 +33,7 @@ struct campaign_options {
   double scale = 1.0;        ///< multiplies every property's case count (NORMCHECK_CASE_SCALE)
   std::int64_t cases = 0;    ///< when > 0, every property runs this many cases instead
   std::string case_dir;      ///< where a failing case is written
+  std::string machine;       ///< the machine line a failing case file records (worker.hpp machine_line)
   /// when set, every case has this ε (--epsilon: a kernel with ε built in); it must be one the
   /// kernel declares (check with domain_of)
   std::optional<float> epsilon;

@@ -13,6 +13,7 @@ struct campaign_report {
   std::string command;       ///< "run", "check all", ...
   std::string started;       ///< ISO 8601, UTC
   std::string backend, kernel_path, kernel_name;
+  std::string machine;  ///< the device and the host CPU (worker.hpp machine_line)
   std::uint64_t seed = 0;
   double scale = 1.0;
   double seconds = 0;

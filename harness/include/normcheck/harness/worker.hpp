@@ -144,6 +144,11 @@ class property_pool {
   std::vector<std::thread> threads_;
 };
 
+/// the machine a campaign ran on, for its reports: the plugin's device line (abi.h
+/// nc_plugin.machine, asked in a worker for a device plugin), then the host's CPU, e.g.
+/// "NVIDIA H100 80GB HBM3, cc 9.0, 132 SMs, driver 580.159.04, CUDA 13.0; host AMD EPYC 7B13, 16 cores"
+std::string machine_line(const kernel& k, const isolation_options& isolation);
+
 /// kernel::available() asked in a worker; throws std::runtime_error when the probe's worker dies
 bool available_isolated(const kernel& k, const isolation_options& isolation);
 
