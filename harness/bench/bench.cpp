@@ -70,6 +70,7 @@
 
 #include "normcheck/harness/case.hpp"
 #include "normcheck/kernel.hpp"
+#include "normcheck/nvidia.hpp"
 #include "normcheck/oracles/compare.hpp"
 #include "normcheck/oracles/dtype.hpp"
 #include "normcheck/oracles/exact.hpp"
@@ -621,21 +622,6 @@ std::string utc_now() {
   return buf;
 }
 
-std::string cuda_version(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
-
-// the kernel driver's version ("580.65.06") from /proc, or "" where it is not there
-std::string nvidia_driver_version() {
-  std::ifstream in("/proc/driver/nvidia/version");
-  std::string line, token;
-  if (!std::getline(in, line)) return "";
-  std::istringstream words(line);
-  while (words >> token)
-    if (std::isdigit(static_cast<unsigned char>(token[0])) && token.find('.') != std::string::npos &&
-        token.find_first_not_of("0123456789.") == std::string::npos)
-      return token;
-  return "";
-}
-
 std::string json_string(const std::string& s) {
   std::string out = "\"";
   for (const char c : s) {
@@ -827,9 +813,9 @@ int run_main(int argc, char** argv) {
     NC_CUDA(cudaRuntimeGetVersion(&runtime));
     st.device = prop.name, st.cc_major = prop.major, st.cc_minor = prop.minor, st.sms = prop.multiProcessorCount;
     st.l2_bytes = std::size_t(prop.l2CacheSize), st.memory_bytes = prop.totalGlobalMem;
-    const std::string kmod = nvidia_driver_version();
-    st.driver = (kmod.empty() ? std::string() : kmod + " ") + "(CUDA " + cuda_version(driver) + ")";
-    st.runtime = cuda_version(runtime);
+    const std::string kmod = nc::nvidia_driver_version();
+    st.driver = (kmod.empty() ? std::string() : kmod + " ") + "(CUDA " + nc::cuda_version_text(driver) + ")";
+    st.runtime = nc::cuda_version_text(runtime);
     st.commit = o.commit;
     st.plugin_name = k.name(), st.plugin_backend = k.backend();
     st.plugin_file = std::filesystem::path(k.path()).filename().string();  // never a machine path

@@ -4,11 +4,9 @@
 #define NC_PLUGIN_BACKEND "cuda"
 #define NC_PLUGIN_EXTRA_CAPS NC_CAP_DEVICE_MEMORY
 
-#include <cctype>
-#include <fstream>
-#include <sstream>
 #include <string>
 
+#include "normcheck/nvidia.hpp"
 #include "src/plugin_table.cuh"
 
 namespace nc {
@@ -91,20 +89,11 @@ std::string backend_machine() {
     cudaGetLastError();
     return "a CUDA device that does not answer";
   }
-  std::string driver;
-  if (std::ifstream in("/proc/driver/nvidia/version"); in) {
-    std::string line, word;
-    std::getline(in, line);
-    for (std::istringstream words(line); words >> word;)
-      if (!word.empty() && std::isdigit(static_cast<unsigned char>(word[0])) && word.find('.') != std::string::npos) {
-        driver = word;
-        break;
-      }
-  }
+  const std::string driver = nvidia_driver_version();
   cudaRuntimeGetVersion(&runtime);
   return std::string(p.name) + ", cc " + std::to_string(p.major) + "." + std::to_string(p.minor) + ", " +
          std::to_string(p.multiProcessorCount) + " SMs" + (driver.empty() ? "" : ", driver " + driver) + ", CUDA " +
-         std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10);
+         cuda_version_text(runtime);
 }
 
 }  // namespace nc

@@ -111,17 +111,16 @@ class checker {
     if (!last) return void(error = fail(rule(name, "overflow"), "argument '", name, "' layout overflows 64-bit indexing"));
     // the elements must be distinct: rows side by side, or columns side by side (and heads)
     if (!distinct(dims)) {
-      if (rows.tokens > 0)
-        return void(error = fail(rule(name, "distinct"), "argument '", name, "' strides (batch ", batch_stride, ", token ",
-                                 a.row_stride, ", head ", head_stride, ", col ", a.col_stride, ") for ", batches,
-                                 " batches x ", tokens, " tokens x ", heads, " heads x ", n,
+      // a per-head view: every dimension it has, outermost first
+      if (heads > 1 || rows.tokens > 0) {
+        const std::string batch = rows.tokens > 0 ? "batch " + std::to_string(batch_stride) + ", " : "",
+                          outer = rows.tokens > 0 ? std::to_string(batches) + " batches x " : "";
+        return void(error = fail(rule(name, "distinct"), "argument '", name, "' strides (", batch, "token ", a.row_stride,
+                                 ", head ", head_stride, ", col ", a.col_stride, ") for ", outer, tokens, " tokens x ",
+                                 heads, " heads x ", n,
                                  ": two elements share an address (each stride, smallest first, must pass the span of "
                                  "the smaller ones)"));
-      if (heads > 1)
-        return void(error = fail(rule(name, "distinct"), "argument '", name, "' strides (token ", a.row_stride, ", head ",
-                                 head_stride, ", col ", a.col_stride, ") for ", tokens, " tokens x ", heads, " heads x ",
-                                 n, ": two elements share an address (each stride, smallest first, must pass the span of "
-                                 "the smaller ones)"));
+      }
       return void(error = fail(rule(name, "distinct"), "argument '", name, "' strides (row ", a.row_stride, ", col ",
                                a.col_stride, ") for ", m, "x", n, ": row_stride must be >= (n-1)*col_stride+1 = ",
                                (n - 1) * a.col_stride + 1, " (or col_stride >= (m-1)*row_stride+1)"));
