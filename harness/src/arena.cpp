@@ -58,22 +58,34 @@ std::string dtype_text(nc_dtype type) {
 bool call_spec::uses(int k) const {
   if (k == op_x || k == op_gamma) return true;
   if (k == op_r) return backward || writes_r;
+  if (k == op_scale) return !backward && quantizes(op);
   if (k >= op_residual) return adds_residual(op) && (backward ? k == op_residual_grad : k != op_residual_grad);
   return backward ? (k == op_dy || k == op_dx || k == op_dgamma) : k == op_y;
 }
 
 bool call_spec::writes(int k) const {
+  if (k == op_scale) return !backward && dynamic_scale(op);
   if (k >= op_residual) return !backward && k == op_residual_out && adds_residual(op);
   return backward ? (k == op_dx || k == op_dgamma) : (k == op_y || (k == op_r && writes_r));
 }
 
+namespace {
+// an operand's rows and columns before an empty dimension empties both: a matrix is M × N (the
+// scale scale_rows × scale_cols), r M entries, gamma and dgamma N
+std::pair<std::int64_t, std::int64_t> shape_of(const call_spec& c, int k) {
+  if (k == op_scale) return {scale_rows(c.op, c.m), c.n >= 1 ? scale_cols(c.op, c.n) : 0};
+  if (is_matrix(k)) return {c.m, c.n};
+  return {1, k == op_r ? c.m : c.n};
+}
+}  // namespace
+
 // an operand with a dimension ≤ 0 has no elements: both its counts are 0
 std::int64_t call_spec::rows(int k) const {
-  const std::int64_t r = is_matrix(k) ? m : 1, c = is_matrix(k) ? n : k == op_r ? m : n;
+  const auto [r, c] = shape_of(*this, k);
   return r <= 0 || c <= 0 ? 0 : r;
 }
 std::int64_t call_spec::cols(int k) const {
-  const std::int64_t r = is_matrix(k) ? m : 1, c = is_matrix(k) ? n : k == op_r ? m : n;
+  const auto [r, c] = shape_of(*this, k);
   return r <= 0 || c <= 0 ? 0 : c;
 }
 
@@ -305,7 +317,7 @@ std::optional<std::string> arena::check(const call_spec& c, bool accepted) const
   }
   if (!accepted) return std::nullopt;
   for (int k = 0; k < all_operands; ++k) {
-    if (!c.uses(k) || !c.writes(k) || !c.ops[std::size_t(k)].fits) continue;
+    if (!c.uses(k) || !c.writes(k) || !c.ops[std::size_t(k)].fits || c.ops[std::size_t(k)].poison_writable) continue;
     const std::uint32_t p = poison_nan(c.ops[std::size_t(k)].dtype);
     std::int64_t unwritten = 0, ui = 0, uj = 0;
     for (std::int64_t i = 0; i < c.rows(k); ++i)
@@ -343,6 +355,7 @@ nc_forward_args forward_args(const call_spec& c, const arena& a) {
                     vector_arg(c, a, op_r), nullptr};
   f.op = c.op;
   if (adds_residual(c.op)) f.residual = matrix_arg(c, a, op_residual), f.residual_out = matrix_arg(c, a, op_residual_out);
+  if (quantizes(c.op)) f.scale = matrix_arg(c, a, op_scale);
   if (c.op.rows != NC_ROWS_MATRIX) {
     const auto head = [&](int k) { return c.ops[std::size_t(k)].head_stride; };
     const auto batch = [&](int k) { return c.ops[std::size_t(k)].batch_stride; };

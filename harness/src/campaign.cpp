@@ -197,6 +197,10 @@ std::string skip_reason(const property& p, const kernel& k, const campaign_optio
            std::string(options.variant.empty() ? "the kernel does not declare" : "--variant " + options.variant + " leaves out");
   if (p.needs)
     if (const std::string why = p.needs(domain); !why.empty()) return "not exercised: " + why;
+  // a property of y in x's dtype draws no quantized output (abi.h "Variants")
+  if (p.variants && !p.quantized &&
+      std::all_of(domain.operations.begin(), domain.operations.end(), [](const nc_operation& op) { return quantizes(op); }))
+    return "not exercised: every operation drawn is a quantized output, which it does not draw";
   return "";
 }
 

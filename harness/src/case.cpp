@@ -1,5 +1,6 @@
 #include "normcheck/harness/case.hpp"
 
+#include <bit>
 #include <sstream>
 
 namespace nc::harness {
@@ -52,11 +53,11 @@ bool aligned(std::int64_t elements, std::size_t size) { return elements * std::i
 std::string alignment_class(const norm_case& c) {
   const matrix_layout* matrices[] = {&c.layout.x,        &c.layout.y,           &c.layout.dy,           &c.layout.dx,
                                      &c.layout.residual, &c.layout.residual_out, &c.layout.residual_grad};
-  const std::size_t size = size_of(c.x_dtype);
   bool by_columns = false, strided = false, misaligned = false;
   for (const matrix_layout* l : matrices) {
     if (!adds_residual(c.op) && (l == &c.layout.residual || l == &c.layout.residual_out || l == &c.layout.residual_grad))
       continue;
+    const std::size_t size = size_of(l == &c.layout.y ? y_dtype(c) : c.x_dtype);
     by_columns |= column_major(*l, c.m, c.n);
     strided |= l->col_stride > 1 && c.n > 1;
     misaligned |= !aligned(l->offset, size) || (c.m > 1 && !aligned(l->row_stride, size)) ||
@@ -101,8 +102,9 @@ std::uint32_t layout_bits(const vector_layout& l, nc_dtype type) {
 
 std::uint32_t layout_bits(const norm_case& c, bool with_r) {
   std::uint32_t bits = 0;
-  for (const matrix_layout* l : {&c.layout.x, &c.layout.y, &c.layout.dy, &c.layout.dx})
-    bits |= layout_bits(*l, c.n, c.x_dtype, rows_of(c));
+  for (const matrix_layout* l : {&c.layout.x, &c.layout.dy, &c.layout.dx}) bits |= layout_bits(*l, c.n, c.x_dtype, rows_of(c));
+  bits |= layout_bits(c.layout.y, c.n, y_dtype(c), rows_of(c));
+  if (quantizes(c.op)) bits |= layout_bits(c.layout.scale, scale_cols(c.op, c.n), NC_F32);
   if (adds_residual(c.op))
     for (const matrix_layout* l : {&c.layout.residual, &c.layout.residual_out, &c.layout.residual_grad})
       bits |= layout_bits(*l, c.n, c.x_dtype, rows_of(c));
@@ -156,6 +158,10 @@ std::string describe(const norm_case& c) {
     describe_matrix(out, "residual", c.layout.residual, c.n);
     if (!c.op.in_place) describe_matrix(out, "residual_out", c.layout.residual_out, c.n);
     describe_matrix(out, "residual_grad", c.layout.residual_grad, c.n);
+  }
+  if (quantizes(c.op)) {
+    describe_matrix(out, "scale", c.layout.scale, scale_cols(c.op, c.n));
+    if (c.op.scale == NC_SCALE_STATIC) out << " scale " << std::bit_cast<float>(c.scale);
   }
   for (const auto& [key, value] : c.parameters) out << " " << key << "=" << value;
   return out.str();

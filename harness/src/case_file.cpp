@@ -98,6 +98,17 @@ std::string to_text(const case_file& file) {
     if (c.op.rows == NC_ROWS_BATCHES)
       out << "op.rows = batches  # a 4-D view [batches, tokens, heads, N]\n" << "heads = " << c.heads << "\n"
           << "tokens = " << c.tokens << "\n";
+    if (quantizes(c.op)) {
+      out << "op.quant = " << quant_name(c.op.quant) << "\n" << "op.scale = " << scale_name(c.op.scale) << "\n"
+          << "op.apply = " << apply_name(c.op.apply) << "\n";
+      if (c.op.scale == NC_SCALE_PER_GROUP) out << "op.group = " << c.op.group << "\n";
+      if (dynamic_scale(c.op))
+        out << "op.scale_floor = 0x" << hex(std::bit_cast<std::uint32_t>(c.op.scale_floor), 8) << "  # "
+            << c.op.scale_floor << "\n";
+      else
+        out << "scale = 0x" << hex(c.scale, 8) << "  # " << std::bit_cast<float>(c.scale) << "\n";
+      write_matrix_layout(out, "scale", c.layout.scale);
+    }
   }
   if (adds_residual(c.op)) {
     write_matrix_layout(out, "residual", c.layout.residual);
@@ -238,6 +249,33 @@ case_file parse_case_file(const std::string& text) {
         if (c.tokens < 1 || (c.m / c.heads) % c.tokens != 0)
           throw case_file_error("case file: tokens must be >= 1 and heads x tokens divide m = " + std::to_string(c.m));
       }
+    }
+    if (keys.count("op.quant")) {
+      // one of the words the writer gives each field
+      const auto word = [&](const std::string& key, auto first, auto last, auto name) {
+        const auto [value, line] = take(key);
+        for (int v = int(first); v <= int(last); ++v)
+          if (value == name(decltype(first)(v))) return decltype(first)(v);
+        throw fail(line, key + " has no value '" + value + "'");
+      };
+      const auto fp32_bits = [&](const std::string& key) {
+        const auto [value, line] = take(key);
+        char* end = nullptr;
+        const unsigned long bits = std::strtoul(value.c_str(), &end, 16);
+        if (value.rfind("0x", 0) != 0 || *end != '\0') throw fail(line, key + " must be fp32 bits in hex (0x...)");
+        return std::uint32_t(bits);
+      };
+      c.op.quant = word("op.quant", NC_QUANT_FP8_E4M3, NC_QUANT_INT8, quant_name);
+      c.op.scale = word("op.scale", NC_SCALE_STATIC, NC_SCALE_PER_GROUP, scale_name);
+      c.op.apply = word("op.apply", NC_APPLY_RECIPROCAL, NC_APPLY_DIVIDE, apply_name);
+      if (c.op.scale == NC_SCALE_PER_GROUP) {
+        c.op.group = std::int32_t(integer("op.group"));
+        if (c.op.group < 1 || c.n % c.op.group != 0)
+          throw case_file_error("case file: op.group must be >= 1 and divide n = " + std::to_string(c.n));
+      }
+      if (dynamic_scale(c.op)) c.op.scale_floor = std::bit_cast<float>(fp32_bits("op.scale_floor"));
+      else c.scale = fp32_bits("scale");
+      matrix("scale", c.layout.scale);
     }
     keys.erase("variant");  // a comment for readers: op.* say what the operation is
   }

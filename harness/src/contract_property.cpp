@@ -29,7 +29,7 @@ struct call {
 // the operation a rule needs the valid call to have (abi.h "Variants"): any the kernel declares;
 // one other than the plain one is declared (a plugin that declares only the plain operation is
 // never sent an operation); a residual add; one into a separate output; one in place
-enum class needs_op : std::uint8_t { any, variants, residual, separate, in_place };
+enum class needs_op : std::uint8_t { any, variants, residual, separate, in_place, quantized, dynamic_scale, per_group };
 
 struct rule {
   std::string name;     // a sentence: what is broken
@@ -48,6 +48,8 @@ struct rule {
   // per-head rows (abi.h NC_ROWS_HEADS): the valid call has them, with this many heads or more,
   // and a 4-D view of this many batches or more
   std::int64_t min_heads = 0, min_batches = 0;
+  // a quantized output's scale operand has this many columns or more (per-group: two groups)
+  std::int64_t min_scale_cols = 0;
   // the argument the message must name: the catalog's for the rule
   std::string argument() const { return std::string(find_contract_rule(rule_id)->argument); }
   bool workspace() const { return rule_id.rfind("workspace", 0) == 0; }
@@ -168,6 +170,56 @@ void operation_rules(std::vector<rule>& out) {
   out.push_back(on({"dx overlaps residual_grad", true, "dx.overlap",
                     [](call& k, const norm_case&) { overlap(k.b.dx, k.b.residual_grad); }},
                    o::residual));
+}
+
+// a quantized output (abi.h "Variants"): the operation's quantization fields and the scale operand
+void quantization_rules(std::vector<rule>& out) {
+  using o = needs_op;
+  const auto on = [](rule r, needs_op op) {
+    r.op = op;
+    return r;
+  };
+  const auto scale = [](call& k) -> nc_matrix& { return k.f.scale; };
+  out.push_back(on({"op.quant is no nc_quant", false, "op.quant",
+                    [](call& k, const norm_case&) { k.f.op.quant = nc_quant(9); }}, o::variants));
+  // the valid backward of a plain operation, asked to quantize: a backward has no codes
+  out.push_back(on({"backward: op.quant asks for codes", true, "op.quant",
+                    [](call& k, const norm_case&) { k.b.op.quant = NC_QUANT_FP8_E4M3; }}, o::variants));
+  out.push_back(on({"op.scale is no nc_scale", false, "op.scale",
+                    [](call& k, const norm_case&) { k.f.op.scale = nc_scale(6); }}, o::quantized));
+  out.push_back(on({"op.apply is no nc_scale_apply", false, "op.apply",
+                    [](call& k, const norm_case&) { k.f.op.apply = nc_scale_apply(4); }}, o::quantized));
+  out.push_back(on({"a quantized output on per-head rows", false, "op.rows",
+                    [](call& k, const norm_case&) { k.f.op.rows = NC_ROWS_HEADS, k.f.head.heads = 1; }}, o::quantized));
+  out.push_back(on({"op.group is 0", false, "op.group", [](call& k, const norm_case&) { k.f.op.group = 0; }}, o::per_group));
+  out.push_back(on({"op.group does not divide n", false, "op.group",
+                    [](call& k, const norm_case& c) { k.f.op.group = std::int32_t(c.n + 1); }}, o::per_group));
+  out.push_back(on({"op.scale_floor is NaN", false, "op.scale_floor",
+                    [](call& k, const norm_case&) { k.f.op.scale_floor = NAN; }}, o::dynamic_scale));
+  out.push_back(on({"op.scale_floor is negative", false, "op.scale_floor",
+                    [](call& k, const norm_case&) { k.f.op.scale_floor = -1e-6f; }}, o::dynamic_scale));
+  out.push_back(on({"scale is not fp32", false, "scale.dtype", [](call& k, const norm_case&) { k.f.scale.dtype = NC_F16; }},
+                   o::quantized));
+  out.push_back(on({"scale is null", false, "scale.null", [scale](call& k, const norm_case&) { scale(k).data = nullptr; }},
+                   o::quantized));
+  out.push_back(on({"scale has a negative offset", false, "scale.offset",
+                    [scale](call& k, const norm_case&) { scale(k).offset = -1; }}, o::quantized));
+  out.push_back(on({"scale has a zero column stride", false, "scale.col_stride",
+                    [scale](call& k, const norm_case&) { scale(k).col_stride = 0; }}, o::quantized));
+  out.push_back(on({"scale's layout overflows 64-bit indexing", false, "scale.overflow",
+                    [scale](call& k, const norm_case&) { scale(k).offset = std::int64_t(1) << 62; }}, o::quantized));
+  // a dynamic scale: M rows, written
+  rule rows = on({"scale has a zero row stride", false, "scale.row_stride",
+                  [scale](call& k, const norm_case&) { scale(k).row_stride = 0; }}, o::dynamic_scale);
+  rows.min_rows = 2;
+  out.push_back(rows);
+  rule distinct = on({"scale's rows overlap", false, "scale.distinct",
+                      [scale](call& k, const norm_case&) { scale(k).row_stride = 1, scale(k).col_stride = 1; }},
+                     o::per_group);
+  distinct.min_rows = 2, distinct.min_scale_cols = 2;
+  out.push_back(distinct);
+  out.push_back(on({"scale overlaps x", false, "scale.overlap", [scale](call& k, const norm_case&) { overlap(scale(k), k.f.x); }},
+                   o::dynamic_scale));
 }
 
 // per-head rows (abi.h "Variants"): the operation's geometry, the heads, each view's head stride
@@ -308,6 +360,7 @@ const std::vector<rule>& rules() {
     vector_rules(out, true, "dgamma", [](call& k) -> nc_vector& { return k.b.dgamma; }, false);
     operation_rules(out);
     head_rules(out);
+    quantization_rules(out);
     return out;
   }();
   return list;
@@ -320,8 +373,11 @@ std::vector<nc_operation> operations_for(const rule& r, const capabilities& caps
   std::vector<nc_operation> out;
   for (const nc_operation& op : caps.operations) {
     const bool add = op.residual != NC_RESIDUAL_NONE;
+    if (r.backward && quantizes(op)) continue;  // a quantized output has no backward
     const bool fits = r.op == needs_op::any || r.op == needs_op::variants || (r.op == needs_op::residual && add) ||
-                      (r.op == needs_op::separate && add && !op.in_place) || (r.op == needs_op::in_place && op.in_place);
+                      (r.op == needs_op::separate && add && !op.in_place) || (r.op == needs_op::in_place && op.in_place) ||
+                      (r.op == needs_op::quantized && quantizes(op)) || (r.op == needs_op::dynamic_scale && dynamic_scale(op)) ||
+                      (r.op == needs_op::per_group && quantizes(op) && op.scale == NC_SCALE_PER_GROUP);
     if (fits && (r.min_heads == 0 || op.rows != NC_ROWS_MATRIX) && (r.min_batches == 0 || op.rows == NC_ROWS_BATCHES))
       out.push_back(op);
   }
@@ -392,19 +448,28 @@ rc::Gen<norm_case> contract_cases() {
     std::vector<int> weights;
     for (const rule& r : rules()) weights.push_back(rule_needs(r, drawing_domain()).empty() ? 1 : 0);
     const rule& r = rules()[*gen_weighted_index(weights)];
-    const case_profile& profile = r.workspace() ? tall : r.min_rows > 1 ? two_rows : small;
-    // a valid call of an operation the rule needs (abi.h "Variants"), among those declared
+    // two groups of scales a row: rows long enough for two groups of 128
+    static const case_profile two_groups = [] {
+      case_profile p = two_rows;
+      p.small_elements = 1024;
+      return p;
+    }();
+    case_profile profile = r.workspace() ? tall : r.min_scale_cols > 1 ? two_groups : r.min_rows > 1 ? two_rows : small;
+    // a valid call of an operation the rule needs (abi.h "Variants"), among those declared,
+    // drawn by gen_case (a per-group quantization's N is a multiple of its group)
     const std::vector<nc_operation> ops = operations_for(r, drawing_domain());
     const nc_operation op = ops.empty() ? nc_operation{} : ops[*gen_weighted_index(std::vector<int>(ops.size(), 1))];
+    capabilities one_operation = drawing_domain();
+    one_operation.operations = {op};
+    const scoped_domain drawing(one_operation);
+    profile.variants = profile.quantized = true;
     // big enough for the rule: a head stride is read only where there are two heads, a token
     // stride where there are two tokens (a per-head view's rows are tokens × heads)
     norm_case c;
     do {
       c = *gen_case(profile);
-      c.op = op;
-      draw_heads(c);
-    } while (c.n < r.min_n || heads_of(c) < r.min_heads || tokens_of(c) < r.min_rows || batches_of(c) < r.min_batches);
-    draw_residual(c, profile);
+    } while (c.n < r.min_n || heads_of(c) < r.min_heads || tokens_of(c) < r.min_rows || batches_of(c) < r.min_batches ||
+             (quantizes(op) && scale_cols(op, c.n) < r.min_scale_cols));
     c.parameters["rule"] = r.name;
     return c;
   });
@@ -460,8 +525,11 @@ bool outside(const capabilities& caps, const call& k, bool backward) {
            (caps.max_n > 0 && b.n > caps.max_n);
   }
   const nc_forward_args& f = k.f;
+  // a quantized output's codes: served where the operation is (its layout judged as x's dtype's)
+  nc_matrix y = f.y;
+  if (quantizes(f.op) && y.dtype == code_dtype_of(f.op.quant, f.x.dtype)) y.dtype = f.x.dtype;
   return !caps.serves(f.op) || !caps.serves(f.x.dtype, f.gamma.dtype) ||
-         matrices({{&f.x, f.head.x, f.head.batch.x}, {&f.y, f.head.y, f.head.batch.y}}, f.n, f.op, f.head.heads,
+         matrices({{&f.x, f.head.x, f.head.batch.x}, {&y, f.head.y, f.head.batch.y}}, f.n, f.op, f.head.heads,
                   f.head.tokens) ||
          vectors({&f.gamma}) ||
          (caps.writes_r() && !caps.serves_layouts(vector_bits(f.r))) || !caps.takes_epsilon(f.epsilon) ||
@@ -603,8 +671,8 @@ property contract_property() {
   // about 115 breakers, one drawn a case: at the 150 cases a mutation run gives every property a
   // rule of one breaker went unbroken in a quarter of the runs; 1000 cases take 0.1 s on simt
   p.min_cases = 1000;
-  // its valid calls are of the operations the kernel declares (operations_for)
-  p.variants = true;
+  // its valid calls are of the operations the kernel declares (operations_for), quantized too
+  p.variants = p.quantized = true;
   return p;
 }
 

@@ -1,5 +1,6 @@
 #include "normcheck/harness/execute.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -43,13 +44,14 @@ case_arena::case_arena(const kernel& k, const norm_case& c) : memory(k) {
   forward.ops = {operand_of("x", c.x_dtype, l.x),
                  operand_of("gamma", c.gamma_dtype, l.gamma),
                  operand_of("dy", c.x_dtype, l.dy),
-                 operand_of("y", c.x_dtype, l.y),
+                 operand_of("y", y_dtype(c), l.y),
                  operand_of("r", NC_F32, l.r),
                  operand_of("dx", c.x_dtype, l.dx),
                  operand_of("dgamma", c.gamma_dtype, l.dgamma),
                  operand_of("residual", c.x_dtype, l.residual),
                  operand_of("residual_out", c.x_dtype, c.op.in_place ? l.residual : l.residual_out),
-                 operand_of("residual_grad", c.x_dtype, l.residual_grad)};
+                 operand_of("residual_grad", c.x_dtype, l.residual_grad),
+                 operand_of("scale", NC_F32, l.scale)};
   // in place: residual_out is the residual operand itself (abi.h "Variants")
   if (c.op.in_place) forward.ops[op_residual_out].alias_target = op_residual;
   memory.place_operands(forward);
@@ -68,6 +70,12 @@ case_arena::case_arena(const kernel& k, const norm_case& c) : memory(k) {
     }
   for (std::int64_t j = 0; j < c.n; ++j) memory.set(forward, op_gamma, 0, j, c.gamma[std::size_t(j)]);
   for (int k : {op_y, op_r, op_dx, op_dgamma}) memory.fill(backward, k, poison_nan(backward.ops[std::size_t(k)].dtype));
+  if (quantizes(c.op)) {
+    if (c.op.scale == NC_SCALE_STATIC) memory.set(forward, op_scale, 0, 0, c.scale);
+    else memory.fill(forward, op_scale, poison_nan(NC_F32));
+    // e4m3's poison is its negative NaN, a code a kernel may write: execute() calls again
+    forward.ops[op_y].poison_writable = y_dtype(c) == NC_FP8_E4M3;
+  }
   if (!adds_residual(c.op)) return;
   for (std::int64_t i = 0; i < c.m; ++i)
     for (std::int64_t j = 0; j < c.n; ++j) {
@@ -132,6 +140,28 @@ void rethrow(const call_result& got) {
   if (got.result == call_result::failed) throw kernel_error(got.status, got.message);
 }
 
+// e4m3 codes still holding the poison (0xff, the negative NaN) after the forward were either
+// written so or never written: the same call on a fill of 0x7f (the positive NaN) tells them apart
+void check_codes_written(const kernel& k, const norm_case& c, case_arena& a, const std::vector<std::uint32_t>& y) {
+  const std::uint32_t poison = poison_nan(NC_FP8_E4M3);
+  if (std::find(y.begin(), y.end(), poison) == y.end()) return;
+  constexpr std::uint32_t other = 0x7fu;
+  a.memory.fill(a.forward, op_y, other);
+  if (adds_residual(c.op) && c.op.in_place)  // the residual again as the first call read it
+    for (std::int64_t i = 0; i < c.m; ++i)
+      for (std::int64_t j = 0; j < c.n; ++j)
+        a.memory.set(a.forward, op_residual, i, j, c.residual[std::size_t(i * c.n + j)]);
+  declared_call(k, c, "forward", [&] { rethrow(run_call(k, a.forward, a.memory)); });
+  const std::vector<std::uint32_t> again = a.memory.elements(a.forward, op_y);
+  std::int64_t unwritten = 0, first = -1;
+  for (std::size_t e = 0; e < y.size(); ++e)
+    if (y[e] == poison && again[e] == other && unwritten++ == 0) first = std::int64_t(e);
+  if (unwritten > 0)
+    throw property_failure("after the forward: never wrote " + std::to_string(unwritten) +
+                           " element(s) of output y; the first is (" + std::to_string(first / c.n) + ", " +
+                           std::to_string(first % c.n) + "), still the fill after two calls (0xff, then 0x7f)");
+}
+
 }  // namespace
 
 std::string outside_capabilities(const capabilities& caps, const norm_case& c) {
@@ -164,6 +194,8 @@ outputs execute(const kernel& k, const norm_case& c, calls which) {
   declared_call(k, c, "forward", [&] { rethrow(run_call(k, a.forward, a.memory)); });
   if (auto problem = a.memory.check(a.forward, true)) throw property_failure("after the forward: " + *problem);
   out.y = a.memory.elements(a.forward, op_y);
+  if (a.forward.ops[op_y].poison_writable) check_codes_written(k, c, a, out.y);
+  if (dynamic_scale(c.op)) out.scale = a.memory.elements(a.forward, op_scale);
   // no r: zeros, so that comparisons of two runs' r hold and the differential skips it
   out.r = caps.writes_r() ? a.memory.elements(a.forward, op_r) : std::vector<std::uint32_t>(std::size_t(c.m), 0u);
   if (adds_residual(c.op)) out.residual_out = a.memory.elements(a.forward, op_residual_out);

@@ -6,6 +6,7 @@
 #include <cfloat>
 #include <cmath>
 #include <numbers>
+#include <numeric>
 #include <limits>
 #include <set>
 #include <span>
@@ -368,19 +369,23 @@ static std::vector<std::int64_t> path_limits() {
 namespace {
 // N down to the declared multiple (abi.h nc_capabilities.n_multiple: llm.c's N % 8 == 0), never
 // below it; every column count a generator draws goes through here, shrinks included
-rc::Gen<std::int64_t> declared_multiple(rc::Gen<std::int64_t> columns) {
-  const std::int64_t k = drawing_domain().n_multiple;
+rc::Gen<std::int64_t> declared_multiple(rc::Gen<std::int64_t> columns, std::int64_t multiple) {
+  const std::int64_t k = std::lcm(drawing_domain().n_multiple, std::max<std::int64_t>(multiple, 1));
   if (k <= 1) return columns;
   return rc::gen::map(std::move(columns), [k](std::int64_t n) { return std::max(k, n - n % k); });
 }
 }  // namespace
 
-rc::Gen<std::int64_t> gen_columns(nc_dtype t, std::int64_t max_n) {
-  return declared_multiple(gen_any_columns(t, max_n));
+rc::Gen<std::int64_t> gen_columns(nc_dtype t, std::int64_t max_n, std::int64_t multiple) {
+  return declared_multiple(gen_any_columns(t, max_n), multiple);
 }
 
-rc::Gen<std::int64_t> gen_long_columns(nc_dtype t, std::int64_t max_n) {
-  return declared_multiple(gen_any_long_columns(t, max_n));
+rc::Gen<std::int64_t> gen_long_columns(nc_dtype t, std::int64_t max_n, std::int64_t multiple) {
+  return declared_multiple(gen_any_long_columns(t, max_n), multiple);
+}
+
+std::int64_t columns_multiple(const nc_operation& op) {
+  return quantizes(op) && op.scale == NC_SCALE_PER_GROUP ? std::max<std::int64_t>(op.group, 1) : 1;
 }
 
 rc::Gen<std::int64_t> gen_any_columns(nc_dtype t, std::int64_t max_n) {
@@ -523,6 +528,7 @@ std::vector<nc_operation> drawable_operations(const case_profile& profile) {
   for (const nc_operation& op : domain.operations) {
     if (op == nc_operation{}) continue;
     if (profile.backward && op.residual == NC_RESIDUAL_FP32) continue;
+    if (quantizes(op) && (profile.backward || !profile.quantized)) continue;
     out.push_back(op);
   }
   return out;
@@ -532,9 +538,11 @@ rc::Gen<nc_operation> gen_operation(const case_profile& profile) {
   return rc::gen::exec([profile] {
     const std::vector<nc_operation> ops = drawable_operations(profile);
     if (ops.size() <= 1) return ops.empty() ? nc_operation{} : ops.front();
-    // the plain operation (first, where it is declared) takes half the cases, the variants share the rest
-    std::vector<int> weights(ops.size(), 2);
-    if (ops.front() == nc_operation{}) weights.front() = 2 * int(ops.size() - 1);
+    // the plain operation (first, where it is declared) takes half the cases, the variants share
+    // the rest, a quantized output half the weight of another variant
+    std::vector<int> weights;
+    for (const nc_operation& op : ops) weights.push_back(quantizes(op) ? 1 : 2);
+    if (ops.front() == nc_operation{}) weights.front() = std::accumulate(weights.begin() + 1, weights.end(), 0);
     return ops[*gen_weighted_index(weights)];
   });
 }
@@ -626,6 +634,35 @@ void draw_heads(norm_case& c) {
   draw_batches(c);
 }
 
+void draw_quantization(norm_case& c) {
+  if (!quantizes(c.op)) return;
+  const std::int64_t rows = scale_rows(c.op, c.m), cols = scale_cols(c.op, c.n);
+  matrix_layout& l = c.layout.scale;
+  l = dense_scale_layout(c.op, c.n);
+  switch (*gen_weighted_index({4, 2, 2, 2})) {
+    case 0: break;                                           // dense
+    case 1: l.offset = *gen_uniform(1, 9, 1); break;         // inside a larger buffer, on 4 bytes or 16
+    case 2: l.row_stride = cols + *gen_uniform(1, 5, 1); break;  // padded rows (per token: a strided vector)
+    default:  // stored by columns (per-group scales as DeepGEMM takes them, M-major); a column stride of 2
+      if (cols > 1) l.row_stride = 1, l.col_stride = std::max<std::int64_t>(rows, 1);
+      else l.row_stride = 2;
+      break;
+  }
+  if (!drawing_domain().serves_layouts(layout_bits(l, cols, NC_F32))) l = dense_scale_layout(c.op, c.n);
+  if (c.op.scale != NC_SCALE_STATIC) return;
+  // the static scale: positive, normal and finite (abi.h); about amax/max for y of rows near 1,
+  // a power of two (exact reciprocal), 1, or so small that most codes saturate
+  const double max = c.op.quant == NC_QUANT_INT8 ? 127.0 : c.op.quant == NC_QUANT_FP8_E5M2 ? 57344.0 : 448.0;
+  double scale = 1.0;
+  switch (*gen_weighted_index({2, 3, 5, 1})) {
+    case 0: break;
+    case 1: scale = std::ldexp(1.0, int(*gen_uniform(-12, 4, 0))); break;
+    case 2: scale = 4.0 / max * std::ldexp(1.0 + double(*gen_uniform(0, 1023, 0)) / 1024.0, int(*gen_uniform(-3, 3, 0))); break;
+    default: scale = std::ldexp(1.0 + double(*gen_uniform(0, 1023, 0)) / 1024.0, int(*gen_uniform(-40, -20, -20))); break;
+  }
+  c.scale = std::bit_cast<std::uint32_t>(float(scale));
+}
+
 void draw_residual(norm_case& c, const case_profile& profile) {
   if (!adds_residual(c.op)) {
     c.residual.clear(), c.residual_grad.clear();
@@ -657,15 +694,24 @@ rc::Gen<norm_case> gen_case(const case_profile& profile) {
     const std::int64_t budget = budgets[size_class];
     // the dtype pair: one the kernel serves (shrinking toward the first it serves)
     std::tie(c.x_dtype, c.gamma_dtype) = *gen_served_pair(NC_PAIRS_ALL);
+    // the operation first: a per-group quantization's N is a multiple of its group
+    c.op = *gen_operation(profile);
+    const std::int64_t multiple = columns_multiple(c.op);
     if (size_class == 4) {
       c.m = *gen_uniform(profile.tall_rows, 4 * profile.tall_rows, profile.tall_rows);
       c.m = std::min(c.m, budget);
-      c.n = *gen_columns(c.x_dtype, std::min(longest, std::max<std::int64_t>(1, budget / c.m)));
+      c.n = *gen_columns(c.x_dtype, std::min(longest, std::max<std::int64_t>(1, budget / c.m)), multiple);
     } else {
       const std::int64_t max_n = std::min(longest, std::max<std::int64_t>(1, budget / std::max<std::int64_t>(1, profile.min_rows)));
-      c.n = size_class == 3 ? *gen_long_columns(c.x_dtype, max_n) : *gen_columns(c.x_dtype, max_n);
+      c.n = size_class == 3 ? *gen_long_columns(c.x_dtype, max_n, multiple) : *gen_columns(c.x_dtype, max_n, multiple);
+    }
+    // shrinking may keep a column count drawn for another operation (a shrunk choice of it):
+    // the operation's multiple holds whatever the count
+    if (c.n % multiple != 0) c.n = std::max(multiple, c.n - c.n % multiple);
+    if (size_class != 4) {
       const std::int64_t rows = *gen_rows(profile.empty_percent, profile.min_rows);
-      c.m = rows == 0 ? 0 : std::max(profile.min_rows, std::min(rows, budget / c.n));
+      // (an N past the budget, rounded up to a multiple, still gets a row)
+      c.m = rows == 0 ? 0 : std::max(profile.min_rows, std::min(rows, std::max<std::int64_t>(1, budget / c.n)));
     }
 
     // layouts: a plan, the operand a one-operand plan perturbs, then a spec per operand
@@ -695,7 +741,7 @@ rc::Gen<norm_case> gen_case(const case_profile& profile) {
     }
     // an operand whose layout the kernel does not serve is dense instead
     for (matrix_layout* l : {&c.layout.x, &c.layout.y, &c.layout.dy, &c.layout.dx})
-      if (!domain.serves_layouts(layout_bits(*l, c.n, c.x_dtype))) *l = {0, c.n, 1};
+      if (!domain.serves_layouts(layout_bits(*l, c.n, l == &c.layout.y ? y_dtype(c) : c.x_dtype))) *l = {0, c.n, 1};
     for (vector_layout* l : {&c.layout.gamma, &c.layout.dgamma})
       if (!domain.serves_layouts(layout_bits(*l, c.gamma_dtype))) *l = {0, 1};
     if (!domain.serves_layouts(layout_bits(c.layout.r, NC_F32))) c.layout.r = {0, 1};
@@ -715,9 +761,9 @@ rc::Gen<norm_case> gen_case(const case_profile& profile) {
     c.m = rows_of_values.rows();
     c.x = std::move(rows_of_values.x);
     c.dy = std::move(rows_of_values.dy);
-    c.op = *gen_operation(profile);
     draw_heads(c);
     draw_residual(c, profile);
+    draw_quantization(c);
     return c;
   });
 }

@@ -1,5 +1,6 @@
 #include "normcheck/harness/judge.hpp"
 
+#include <bit>
 #include <cfloat>
 #include <cmath>
 
@@ -46,7 +47,7 @@ oracle::variant_forward_result exact_variant_forward_of(const norm_case& drawn, 
   p.m = c.m, p.n = c.n, p.epsilon = c.epsilon;
   p.x = rows(x, c);
   p.gamma = {g.data(), oracle_type(c.gamma_dtype), 0, 1};
-  p.y_type = oracle_type(c.x_dtype);
+  p.y_type = quantizes(c.op) && !caps.quantizes_rounded_y() ? oracle::dtype::f32 : oracle_type(c.x_dtype);
   p.rounds_normalized = caps.rounds_normalized();
   p.flushes_subnormals = caps.flushes_subnormals();
   v.residual = residual_rule_of(c.op);
@@ -57,6 +58,30 @@ oracle::variant_forward_result exact_variant_forward_of(const norm_case& drawn, 
 
 oracle::forward_result exact_forward_of(const norm_case& c, const capabilities& caps) {
   return exact_variant_forward_of(c, caps).plain;
+}
+
+oracle::quantization quantization_of(const norm_case& c) {
+  oracle::quantization q;
+  q.format = c.op.quant == NC_QUANT_FP8_E5M2 ? oracle::qformat::e5m2
+             : c.op.quant == NC_QUANT_INT8    ? oracle::qformat::int8
+                                              : oracle::qformat::e4m3;
+  q.scale = c.op.scale == NC_SCALE_PER_TOKEN   ? oracle::scale_source::per_token
+            : c.op.scale == NC_SCALE_PER_GROUP ? oracle::scale_source::per_group
+                                               : oracle::scale_source::given;
+  q.divide = c.op.apply == NC_APPLY_DIVIDE;
+  q.group = c.op.group;
+  q.floor = c.op.scale_floor;
+  q.given_scale = std::bit_cast<float>(c.scale);
+  return q;
+}
+
+oracle::quantized_verdict judge_quantized_of(const norm_case& c, const capabilities& caps,
+                                             const std::vector<std::uint32_t>& codes,
+                                             const std::vector<std::uint32_t>& scales) {
+  std::vector<std::uint8_t> bytes(codes.begin(), codes.end());
+  std::vector<double> values;
+  for (std::uint32_t s : scales) values.push_back(std::bit_cast<float>(s));
+  return oracle::judge_quantized(quantization_of(c), exact_forward_of(c, caps), c.m, c.n, bytes, values);
 }
 
 oracle::backward_result exact_backward_of(const norm_case& drawn, const std::vector<std::uint32_t>& dy_bits,

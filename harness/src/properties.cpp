@@ -56,6 +56,12 @@ class verdicts {
         by_column);
   }
 
+  /// a quantized output: its codes (as y) and its dynamic scales against the exact quantization
+  void quantized(const oracle::quantized_verdict& q) {
+    add("y", q.codes, false);
+    add("scale", q.scales, false);
+  }
+
   /// element e of got must have the bits of element e of expected (row-major, cols a row)
   void same_bits(const char* output, nc_dtype type, const std::vector<std::uint32_t>& got,
                  const std::vector<std::uint32_t>& expected, std::int64_t cols) {
@@ -200,9 +206,9 @@ std::vector<std::uint32_t> row_of(const std::vector<std::uint32_t>& v, std::int6
 rc::Gen<norm_case> differential_cases(bool backward, int tall_percent = 0) {
   case_profile wide = case_profile::differential();
   wide.tall_percent = tall_percent;
-  wide.variants = true, wide.backward = backward;
+  wide.variants = true, wide.backward = backward, wide.quantized = !backward;
   case_profile document = case_profile::document();
-  document.variants = true, document.backward = backward;
+  document.variants = true, document.backward = backward, document.quantized = !backward;
   return rc::gen::exec([wide, document] {
     // a quarter of the cases are the document's kind of inputs, where its table binds too
     const bool documented = *gen_weighted_index({1, 3}) == 0;
@@ -219,7 +225,8 @@ void check_forward_differential(const kernel& k, const norm_case& c, observation
   const auto& exact = variant.plain;
   tag_domain(o, exact.rows);
   verdicts v(table_binding(c));
-  v.oracle_matrix("y", c.x_dtype, out.y, c.m, c.n, exact.y, exact.y_bound, exact.rows);
+  if (quantizes(c.op)) v.quantized(judge_quantized_of(c, k.capabilities(), out.y, out.scale));
+  else v.oracle_matrix("y", c.x_dtype, out.y, c.m, c.n, exact.y, exact.y_bound, exact.rows);
   // residual_out is h rounded to x's dtype: bit-exact (a NaN h matches any NaN)
   if (adds_residual(c.op)) v.exact_values("residual_out", c.x_dtype, out.residual_out, variant.residual_out, c.n);
   if (k.capabilities().writes_r()) {
@@ -1009,9 +1016,9 @@ rc::Gen<norm_case> far_row_cases() {
 std::string needs_backward(const capabilities& caps) {
   if (!caps.backward()) return "the kernel declares no backward (NC_FORWARD_ONLY)";
   for (const nc_operation& op : caps.operations)
-    if (op.residual != NC_RESIDUAL_FP32) return "";
-  return "the backward of an fp32-sum residual add is not judged (abi.h: the sum is stored nowhere), and the "
-         "kernel declares no other operation";
+    if (op.residual != NC_RESIDUAL_FP32 && !quantizes(op)) return "";
+  return "the backward of an fp32-sum residual add is not judged (abi.h: the sum is stored nowhere) and a "
+         "quantized output has none, and the kernel declares no other operation";
 }
 
 // the sweep runs the backward where there is one: a kernel with a backward whose every declared
@@ -1047,11 +1054,37 @@ std::string needs_tall_backward(const capabilities& caps) {
 // the contract property lives in contract.cpp
 property contract_property();
 std::vector<property> variant_properties();
+std::vector<property> quantized_properties();
 
 // a property whose generator draws every operation the kernel declares (abi.h "Variants")
 property drawing_variants(property p) {
   p.variants = true;
   return p;
+}
+// and quantized outputs too
+property drawing_quantized(property p) {
+  p.variants = p.quantized = true;
+  return p;
+}
+
+// a class only operations without a quantized output reach (the vector paths: a quantized
+// output takes forward_quantized's strided rows), or without an N multiple (ragged rows)
+std::string needs_unquantized(const capabilities& caps) {
+  return std::any_of(caps.operations.begin(), caps.operations.end(), [](const nc_operation& op) { return !quantizes(op); })
+             ? ""
+             : "every operation drawn is a quantized output (one path a row length)";
+}
+std::string needs_tiny_rows(const capabilities& caps) {
+  return std::any_of(caps.operations.begin(), caps.operations.end(),
+                     [](const nc_operation& op) { return columns_multiple(op) <= 64; })
+             ? ""
+             : "every operation drawn takes N a multiple of a quantization group past 64 elements";
+}
+std::string needs_any_n(const capabilities& caps) {
+  return std::any_of(caps.operations.begin(), caps.operations.end(),
+                     [](const nc_operation& op) { return columns_multiple(op) == 1; })
+             ? ""
+             : "every operation drawn takes N a multiple of its quantization group";
 }
 
 // every cell of the dispatch-boundary sweep in every case, where the kernel serves the dtype
@@ -1074,16 +1107,16 @@ const std::vector<property>& all_properties() {
     using intents = std::vector<intended_share>;
     const intents every_dtype = {{"dtype", "fp32", 0.08}, {"dtype", "fp16", 0.08}, {"dtype", "bf16", 0.08},
                                  {"dtype", "fp16+fp32 gamma", 0.08}, {"dtype", "bf16+fp32 gamma", 0.08}};
-    const intents every_alignment = {{"alignment", "aligned", 0.12}, {"alignment", "ragged n", 0.025},
+    const intents every_alignment = {{"alignment", "aligned", 0.12}, {"alignment", "ragged n", 0.025, needs_any_n},
                                      {"alignment", "misaligned", 0.15}, {"alignment", "column strided", 0.05},
                                      {"alignment", "column major", 0.012}};
-    const intents every_size = {{"size", "tiny", 0.06}, {"size", "small", 0.3}, {"size", "large", 0.04}};
+    const intents every_size = {{"size", "tiny", 0.06, needs_tiny_rows}, {"size", "small", 0.3}, {"size", "large", 0.04}};
     // the shipped kernel's paths (kernels/src/rmsnorm_dispatch.cuh); each minimum is about a
     // third of the share the generators give it
     const intents forward_paths = {
-        {"forward path", "vector-warp", 0.08},      {"forward path", "vector-block128", 0.03},
-        {"forward path", "vector-block512", 0.008}, {"forward path", "vector-block1024", 0.01},
-        {"forward path", "vector-reload", 0.003},   {"forward path", "strided-warp", 0.15},
+        {"forward path", "vector-warp", 0.08, needs_unquantized},      {"forward path", "vector-block128", 0.03, needs_unquantized},
+        {"forward path", "vector-block512", 0.008, needs_unquantized}, {"forward path", "vector-block1024", 0.01, needs_unquantized},
+        {"forward path", "vector-reload", 0.003, needs_unquantized},   {"forward path", "strided-warp", 0.15},
         {"forward path", "strided-block", 0.06}};
     const intents backward_paths = {
         {"backward path", "vector-warp", 0.05},      {"backward path", "vector-block128", 0.04},
@@ -1095,7 +1128,7 @@ const std::vector<property>& all_properties() {
       return all;
     };
     std::vector<property> list = {
-        drawing_variants({"y_and_r_match_the_exact_oracle", {"forward"}, 4500, differential_cases(false), check_forward_differential,
+        drawing_quantized({"y_and_r_match_the_exact_oracle", {"forward"}, 4500, differential_cases(false), check_forward_differential,
          join({every_dtype, every_alignment, every_size, forward_paths,
                {{"size", "empty", 0.005}, {"domain", "every row in", 0.5}}})}),
         // tall batches: the backward grid's slots each take several rows (dgamma's partial sums,
@@ -1146,6 +1179,8 @@ const std::vector<property>& all_properties() {
     };
     // the variants' own properties (variant_properties.cpp)
     for (property& p : variant_properties()) list.push_back(std::move(p));
+    // the quantized outputs' own (quantized_properties.cpp)
+    for (property& p : quantized_properties()) list.push_back(std::move(p));
     return list;
   }();
   return properties;

@@ -44,8 +44,10 @@ const relation batches_relation{[](const nc_operation& op) { return op.rows == N
 std::vector<nc_operation> related(const capabilities& caps, const relation& r) {
   std::vector<nc_operation> out;
   const auto& declared = caps.declared_operations;
+  // a quantized output's codes are judged by its own properties (quantized_properties.cpp)
   for (const nc_operation& op : caps.operations)
-    if (r.applies(op) && std::find(declared.begin(), declared.end(), r.twin(op)) != declared.end()) out.push_back(op);
+    if (!quantizes(op) && r.applies(op) && std::find(declared.begin(), declared.end(), r.twin(op)) != declared.end())
+      out.push_back(op);
   return out;
 }
 

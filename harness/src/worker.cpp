@@ -126,7 +126,7 @@ vector_layout get_vector(wire_reader& r) {
 
 // bytes encode_case gives, without building it: the in-flight record checks the fit first
 std::size_t encoded_size(const norm_case& c) {
-  std::size_t bytes = 8 * (5 + 4 * 5 + 3 * 2) + 8 * (6 + 3 * 5);
+  std::size_t bytes = 8 * (5 + 4 * 5 + 3 * 2) + 8 * (6 + 3 * 5) + 8 * (6 + 5);
   for (const auto* v : {&c.x, &c.gamma, &c.dy, &c.dy2, &c.residual, &c.residual_grad}) bytes += 8 + 4 * v->size();
   bytes += 8;
   for (const auto& [key, value] : c.parameters) bytes += 16 + key.size() + value.size();
@@ -146,6 +146,9 @@ std::string encode_case(const norm_case& c) {
   w.u64(std::uint64_t(c.op.rows)), w.i64(c.heads), w.i64(c.tokens);
   for (const matrix_layout* l : {&c.layout.residual, &c.layout.residual_out, &c.layout.residual_grad}) put_matrix(w, *l);
   w.u32s(c.residual), w.u32s(c.residual_grad);
+  w.u64(std::uint64_t(c.op.quant)), w.u64(std::uint64_t(c.op.scale)), w.u64(std::uint64_t(c.op.apply));
+  w.i64(c.op.group), w.u64(std::bit_cast<std::uint32_t>(c.op.scale_floor)), w.u64(c.scale);
+  put_matrix(w, c.layout.scale);
   w.u64(c.parameters.size());
   for (const auto& [key, value] : c.parameters) w.str(key), w.str(value);
   return w.take();
@@ -165,6 +168,10 @@ norm_case decode_case(const std::string& bytes) {
   c.op.rows = nc_rows(r.u64()), c.heads = r.i64(), c.tokens = r.i64();
   for (matrix_layout* l : {&c.layout.residual, &c.layout.residual_out, &c.layout.residual_grad}) *l = get_matrix(r);
   c.residual = r.u32s(), c.residual_grad = r.u32s();
+  c.op.quant = nc_quant(r.u64()), c.op.scale = nc_scale(r.u64()), c.op.apply = nc_scale_apply(r.u64());
+  c.op.group = std::int32_t(r.i64()), c.op.scale_floor = std::bit_cast<float>(std::uint32_t(r.u64()));
+  c.scale = std::uint32_t(r.u64());
+  c.layout.scale = get_matrix(r);
   const std::uint64_t count = r.u64();
   for (std::uint64_t i = 0; i < count; ++i) {
     std::string key = r.str();

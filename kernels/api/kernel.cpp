@@ -97,7 +97,7 @@ capabilities capabilities_of(const nc_plugin& t, std::uint32_t version, const st
     throw bad("'caps->dtype_pairs' must be a non-empty set of NC_PAIR_* bits");
   if ((d->layouts & ~NC_LAYOUTS_ALL) != 0) throw bad("'caps->layouts' holds bits that are no NC_LAYOUT_*");
   const std::uint32_t known = NC_FORWARD_ONLY | NC_NO_R | NC_ROUNDS_NORMALIZED | NC_ROUNDS_GRADIENTS |
-                              (version >= 3 ? NC_FLUSHES_SUBNORMALS : 0u);
+                              (version >= 3 ? NC_FLUSHES_SUBNORMALS | NC_QUANTIZES_ROUNDED_Y : 0u);
   if ((d->flags & ~known) != 0) throw bad("'caps->flags' holds unknown bits");
   if ((d->flags & NC_NO_R) && !(d->flags & NC_FORWARD_ONLY))
     throw bad("'caps->flags' NC_NO_R needs NC_FORWARD_ONLY (the backward takes the forward's r)");
@@ -125,6 +125,16 @@ capabilities capabilities_of(const nc_plugin& t, std::uint32_t version, const st
     if (op.in_place > 1) throw bad(at + ".in_place' must be 0 or 1");
     if (op.in_place && op.residual == NC_RESIDUAL_NONE) throw bad(at + ".in_place' needs a residual add");
     if (!std::isfinite(op.weight_offset)) throw bad(at + ".weight_offset' must be finite");
+    if (!valid_rows(op.rows)) throw bad(at + ".rows' is no NC_ROWS_*");
+    if (!valid_quant(op.quant)) throw bad(at + ".quant' is no NC_QUANT_*");
+    if (quantizes(op)) {
+      if (op.rows != NC_ROWS_MATRIX) throw bad(at + ".rows' must be NC_ROWS_MATRIX for a quantized output");
+      if (!valid_scale(op.scale)) throw bad(at + ".scale' is no NC_SCALE_*");
+      if (!valid_apply(op.apply)) throw bad(at + ".apply' is no NC_APPLY_*");
+      if (op.scale == NC_SCALE_PER_GROUP && op.group < 1) throw bad(at + ".group' must be >= 1 for per-group scales");
+      if (op.scale != NC_SCALE_STATIC && !(std::isfinite(op.scale_floor) && op.scale_floor >= 0))
+        throw bad(at + ".scale_floor' must be finite and >= 0");
+    }
     if (!c.serves(op)) c.operations.push_back(op);
   }
   c.declared_operations = c.operations;
@@ -200,6 +210,7 @@ std::string capabilities::describe() const {
   if (rounds_normalized()) out += "; x*r rounded to x's dtype before gamma";
   if (rounds_gradients()) out += "; dy*gamma and dgamma's terms rounded to x's dtype";
   if (flushes_subnormals()) out += "; fp32 subnormals flushed to zero";
+  if (quantizes_rounded_y()) out += "; quantizes y rounded to x's dtype";
   if (!epsilons.empty()) {
     out += "; epsilon";
     sep = " ";

@@ -194,6 +194,27 @@ void operation(checker& c, const nc_operation& op) {
     c.error = fail("op.weight_offset", "argument 'op.weight_offset' = ", op.weight_offset, ": must be finite");
   else if (!valid_rows(op.rows))
     c.error = fail("op.rows", "argument 'op.rows' = ", int(op.rows), ": must be NC_ROWS_MATRIX, NC_ROWS_HEADS or NC_ROWS_BATCHES");
+  else if (!valid_quant(op.quant))
+    c.error = fail("op.quant", "argument 'op.quant' = ", int(op.quant),
+                   ": must be NC_QUANT_NONE, NC_QUANT_FP8_E4M3, NC_QUANT_FP8_E5M2 or NC_QUANT_INT8");
+}
+
+// a quantized output's own fields (forward only; the backward has none)
+void quantization(checker& c, const nc_operation& op, std::int64_t n) {
+  if (c.error || !quantizes(op)) return;
+  if (op.rows != NC_ROWS_MATRIX)
+    c.error = fail("op.rows", "argument 'op.rows' = ", int(op.rows), ": a quantized output (op.quant = ", quant_name(op.quant),
+                   ") takes 2-D rows, NC_ROWS_MATRIX");
+  else if (!valid_scale(op.scale))
+    c.error = fail("op.scale", "argument 'op.scale' = ", int(op.scale),
+                   ": must be NC_SCALE_STATIC, NC_SCALE_PER_TOKEN or NC_SCALE_PER_GROUP");
+  else if (!valid_apply(op.apply))
+    c.error = fail("op.apply", "argument 'op.apply' = ", int(op.apply), ": must be NC_APPLY_RECIPROCAL or NC_APPLY_DIVIDE");
+  else if (op.scale == NC_SCALE_PER_GROUP && (op.group < 1 || n % op.group != 0))
+    c.error = fail("op.group", "argument 'op.group' = ", op.group, ": must be >= 1 and divide n = ", n,
+                   " (per-group scales: N/group groups a row)");
+  else if (op.scale != NC_SCALE_STATIC && !(std::isfinite(op.scale_floor) && op.scale_floor >= 0.0f))
+    c.error = fail("op.scale_floor", "argument 'op.scale_floor' = ", op.scale_floor, ": must be finite and >= 0");
 }
 
 // the rows of a per-head call: heads >= 1 dividing m; of a 4-D view tokens >= 1 with heads x
@@ -227,11 +248,15 @@ std::optional<violation> check_forward(const nc_forward_args& a) {
   if (!c.error && !(std::isfinite(a.epsilon) && a.epsilon >= 0.0f))
     c.error = fail("epsilon", "argument 'epsilon' = ", a.epsilon, ": must be finite and >= 0");
   c.dtype_in("x", a.x.dtype);
-  c.dtype_is("y", a.y.dtype, a.x.dtype, "y has x's dtype");
+  operation(c, a.op);
+  quantization(c, a.op, a.n);
+  const bool quantized = !c.error && quantizes(a.op);
+  if (quantized) c.dtype_is("y", a.y.dtype, code_dtype_of(a.op.quant, a.x.dtype), "y holds the codes of op.quant");
+  else c.dtype_is("y", a.y.dtype, a.x.dtype, "y has x's dtype");
   c.dtype_in("gamma", a.gamma.dtype);
   gamma_dtype(c, "gamma", a.gamma.dtype, a.x.dtype);
   c.dtype_is("r", a.r.dtype, NC_F32, "r is fp32");
-  operation(c, a.op);
+  if (quantized) c.dtype_is("scale", a.scale.dtype, NC_F32, "scales are fp32");
   const bool add = !c.error && a.op.residual != NC_RESIDUAL_NONE, in_place = add && a.op.in_place == 1;
   if (add) {
     c.dtype_is("residual", a.residual.dtype, a.x.dtype, "residual has x's dtype");
@@ -252,6 +277,9 @@ std::optional<violation> check_forward(const nc_forward_args& a) {
     c.error = fail("residual_out.in_place", "argument 'residual_out' is not the residual operand (data, dtype, offset, ",
                    "strides): in place (op.in_place = 1) it must be 'residual' itself");
   if (add && !in_place) c.matrix("residual_out", a.residual_out, a.m, a.n, true, h, {hd.residual_out, hd.batch.residual_out});
+  // the static scale is an input of one element, the dynamic ones outputs of M rows
+  if (quantized && dynamic_scale(a.op)) c.matrix("scale", a.scale, a.m, scale_cols(a.op, a.n), true);
+  else if (quantized) c.matrix("scale", a.scale, 1, 1, false);
   c.no_overlap();
   return c.error;
 }
@@ -267,6 +295,9 @@ std::optional<violation> check_backward(const nc_backward_args& a, std::size_t w
   c.dtype_is("dgamma", a.dgamma.dtype, a.gamma.dtype, "dgamma has gamma's dtype");
   c.dtype_is("r", a.r.dtype, NC_F32, "r is fp32");
   operation(c, a.op);
+  if (!c.error && quantizes(a.op))
+    c.error = fail("op.quant", "argument 'op.quant' = ", quant_name(a.op.quant),
+                   ": a backward takes no quantized output (must be NC_QUANT_NONE)");
   const bool add = !c.error && a.op.residual != NC_RESIDUAL_NONE;
   if (add) c.dtype_is("residual_grad", a.residual_grad.dtype, a.x.dtype, "residual_grad has x's dtype");
   if (!c.error && a.workspace_bytes < workspace_needed)

@@ -98,7 +98,7 @@ static const char* const* nc_table_paths() {
 
 // the operations the shipped kernels serve (abi.h "Variants"): the plain operator and Gemma's
 // offset, each alone and after a residual add in either rounding contract, in place or not, on
-// 2-D rows; on per-head rows, four of them; on 4-D views, two
+// 2-D rows; on per-head rows, four of them; on 4-D views, two; seventeen quantized outputs
 static const nc_operation nc_table_operations[] = {
     {NC_RESIDUAL_NONE, 0, 0.0f},    {NC_RESIDUAL_NONE, 0, 1.0f},
     {NC_RESIDUAL_ROUNDED, 0, 0.0f}, {NC_RESIDUAL_ROUNDED, 1, 0.0f},
@@ -110,6 +110,30 @@ static const nc_operation nc_table_operations[] = {
     {NC_RESIDUAL_NONE, 0, 0.0f, NC_ROWS_HEADS},    {NC_RESIDUAL_NONE, 0, 1.0f, NC_ROWS_HEADS},
     {NC_RESIDUAL_ROUNDED, 0, 0.0f, NC_ROWS_HEADS}, {NC_RESIDUAL_FP32, 1, 1.0f, NC_ROWS_HEADS},
     {NC_RESIDUAL_NONE, 0, 0.0f, NC_ROWS_BATCHES},  {NC_RESIDUAL_FP32, 0, 1.0f, NC_ROWS_BATCHES},
+    // quantized outputs (rmsnorm_quantize.cuh): each format with a static scale, per-token and
+    // per-group scales (the floors of vLLM's fp8 per-token quantization and of group fp8), both
+    // ways of applying a scale, alone and after a residual add, and one with Gemma's offset
+    {NC_RESIDUAL_NONE, 0, 0.0f, NC_ROWS_MATRIX, NC_QUANT_FP8_E4M3, NC_SCALE_STATIC, NC_APPLY_RECIPROCAL},
+    {NC_RESIDUAL_NONE, 0, 0.0f, NC_ROWS_MATRIX, NC_QUANT_FP8_E4M3, NC_SCALE_STATIC, NC_APPLY_DIVIDE},
+    {NC_RESIDUAL_NONE, 0, 1.0f, NC_ROWS_MATRIX, NC_QUANT_FP8_E4M3, NC_SCALE_STATIC, NC_APPLY_RECIPROCAL},
+    {NC_RESIDUAL_NONE, 0, 0.0f, NC_ROWS_MATRIX, NC_QUANT_FP8_E5M2, NC_SCALE_STATIC, NC_APPLY_RECIPROCAL},
+    {NC_RESIDUAL_NONE, 0, 0.0f, NC_ROWS_MATRIX, NC_QUANT_INT8, NC_SCALE_STATIC, NC_APPLY_RECIPROCAL},
+    {NC_RESIDUAL_NONE, 0, 0.0f, NC_ROWS_MATRIX, NC_QUANT_FP8_E4M3, NC_SCALE_PER_TOKEN, NC_APPLY_RECIPROCAL, 0,
+     1.0f / (448.0f * 512.0f)},
+    {NC_RESIDUAL_NONE, 0, 0.0f, NC_ROWS_MATRIX, NC_QUANT_FP8_E5M2, NC_SCALE_PER_TOKEN, NC_APPLY_DIVIDE, 0, 0.0f},
+    {NC_RESIDUAL_NONE, 0, 0.0f, NC_ROWS_MATRIX, NC_QUANT_INT8, NC_SCALE_PER_TOKEN, NC_APPLY_DIVIDE, 0, 0.0f},
+    {NC_RESIDUAL_NONE, 0, 0.0f, NC_ROWS_MATRIX, NC_QUANT_FP8_E4M3, NC_SCALE_PER_GROUP, NC_APPLY_DIVIDE, 128,
+     1e-10f / 448.0f},
+    {NC_RESIDUAL_NONE, 0, 0.0f, NC_ROWS_MATRIX, NC_QUANT_FP8_E4M3, NC_SCALE_PER_GROUP, NC_APPLY_RECIPROCAL, 64, 0.0f},
+    {NC_RESIDUAL_NONE, 0, 0.0f, NC_ROWS_MATRIX, NC_QUANT_INT8, NC_SCALE_PER_GROUP, NC_APPLY_RECIPROCAL, 128, 0.0f},
+    {NC_RESIDUAL_ROUNDED, 1, 0.0f, NC_ROWS_MATRIX, NC_QUANT_FP8_E4M3, NC_SCALE_STATIC, NC_APPLY_RECIPROCAL},
+    {NC_RESIDUAL_FP32, 0, 0.0f, NC_ROWS_MATRIX, NC_QUANT_INT8, NC_SCALE_STATIC, NC_APPLY_DIVIDE},
+    {NC_RESIDUAL_FP32, 0, 0.0f, NC_ROWS_MATRIX, NC_QUANT_FP8_E4M3, NC_SCALE_PER_TOKEN, NC_APPLY_RECIPROCAL, 0,
+     1.0f / (448.0f * 512.0f)},
+    {NC_RESIDUAL_ROUNDED, 1, 0.0f, NC_ROWS_MATRIX, NC_QUANT_INT8, NC_SCALE_PER_TOKEN, NC_APPLY_DIVIDE, 0, 0.0f},
+    {NC_RESIDUAL_ROUNDED, 0, 0.0f, NC_ROWS_MATRIX, NC_QUANT_FP8_E4M3, NC_SCALE_PER_GROUP, NC_APPLY_DIVIDE, 128,
+     1e-10f / 448.0f},
+    {NC_RESIDUAL_ROUNDED, 1, 0.0f, NC_ROWS_MATRIX, NC_QUANT_INT8, NC_SCALE_PER_GROUP, NC_APPLY_RECIPROCAL, 64, 0.0f},
 };
 
 // everything the contract allows, and every operation above

@@ -34,4 +34,24 @@ __device__ __forceinline__ float row_sum(float v, float* warp_totals /* RT / 32 
   return v;
 }
 
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int offset = warp_size / 2; offset > 0; offset /= 2) v = fmaxf(v, __shfl_xor_sync(full_mask, v, offset));
+  return v;
+}
+
+// the largest of the row's values (fmaxf: a NaN is passed over), as row_sum
+template <int RT>
+__device__ __forceinline__ float row_max(float v, float* warp_totals /* RT / 32 entries */) {
+  v = warp_max(v);
+  if constexpr (RT > warp_size) {
+    if (threadIdx.x % warp_size == 0) warp_totals[threadIdx.x % RT / warp_size] = v;
+    __syncthreads();
+#pragma unroll
+    for (int w = 0; w < RT / warp_size; ++w) v = fmaxf(v, warp_totals[w]);
+    __syncthreads();
+  }
+  return v;
+}
+
 }  // namespace nc

@@ -29,11 +29,13 @@
 #include <optional>
 
 #include "contract.hpp"
+#include "normcheck/variant.hpp"
 #include "launch.cuh"
 #include "path_table.hpp"
 #include "rmsnorm_backward.cuh"
 #include "rmsnorm_dgamma.cuh"
 #include "rmsnorm_forward.cuh"
+#include "rmsnorm_quantize.cuh"
 
 namespace nc {
 
@@ -88,6 +90,8 @@ inline bool vector_gamma(const nc_vector& g) {
 inline bool adds_residual(const nc_operation& op) { return op.residual != NC_RESIDUAL_NONE; }
 
 inline path forward_path(const nc_forward_args& a) {
+  // a quantized output takes forward_quantized, which reads any layout (rmsnorm_quantize.cuh)
+  if (quantizes(a.op)) return a.n <= strided_warp_max_n ? path::strided_warp : path::strided_block;
   const std::size_t size = dtype_size(a.x.dtype);
   const row_shape rows = rows_of(a.op, a.head);
   const nc_forward_heads& h = a.head;
@@ -138,6 +142,9 @@ template <class T, class G, int ADD>
 nc_status forward_built(const nc_forward_args& a, const forward_params<T, G>& p);
 
 template <class T, class G>
+nc_status forward_quantized_typed(const nc_forward_args& a, const forward_params<T, G>& f);
+
+template <class T, class G>
 nc_status forward_typed(const nc_forward_args& a) {
   if (a.m == 0) return NC_OK;
   const row_shape rows = rows_of(a.op, a.head);
@@ -148,12 +155,15 @@ nc_status forward_typed(const nc_forward_args& a) {
                          static_cast<T*>(a.y.data) + a.y.offset, step_of(a.y, rows, h.y, h.batch.y), a.y.col_stride,
                          static_cast<float*>(a.r.data) + a.r.offset, a.r.stride};
   p.offset = a.op.weight_offset;
+  if (adds_residual(a.op)) {
+    p.res = static_cast<const T*>(a.residual.data) + a.residual.offset;
+    p.res_row = step_of(a.residual, rows, h.residual, h.batch.residual), p.res_col = a.residual.col_stride;
+    p.res_out = static_cast<T*>(a.residual_out.data) + a.residual_out.offset;
+    p.res_out_row = step_of(a.residual_out, rows, h.residual_out, h.batch.residual_out);
+    p.res_out_col = a.residual_out.col_stride;
+  }
+  if (quantizes(a.op)) return forward_quantized_typed<T, G>(a, p);
   if (!adds_residual(a.op)) return forward_built<T, G, NC_RESIDUAL_NONE>(a, p);
-  p.res = static_cast<const T*>(a.residual.data) + a.residual.offset;
-  p.res_row = step_of(a.residual, rows, h.residual, h.batch.residual), p.res_col = a.residual.col_stride;
-  p.res_out = static_cast<T*>(a.residual_out.data) + a.residual_out.offset;
-  p.res_out_row = step_of(a.residual_out, rows, h.residual_out, h.batch.residual_out);
-  p.res_out_col = a.residual_out.col_stride;
   return a.op.residual == NC_RESIDUAL_ROUNDED ? forward_built<T, G, NC_RESIDUAL_ROUNDED>(a, p)
                                               : forward_built<T, G, NC_RESIDUAL_FP32>(a, p);
 }
@@ -186,6 +196,31 @@ nc_status forward_built(const nc_forward_args& a, const forward_params<T, G>& p)
     default:
       return small_call(a.m, a.n) ? launch_rows(forward_strided<T, G, 256, 16, ADD>, 256, a.m, cap, a.stream, what, p)
                                   : launch_rows(forward_strided<T, G, 256, 0, ADD>, 256, a.m, cap, a.stream, what, p);
+  }
+}
+
+// a quantized output (2-D rows): a warp a row up to strided_warp_max_n, else 256 threads
+template <class T, class G>
+nc_status forward_quantized_typed(const nc_forward_args& a, const forward_params<T, G>& f) {
+  constexpr std::int64_t cap = std::int64_t(1) << 20;
+  const quantize_params<T, G> p{f,
+                                static_cast<std::uint8_t*>(a.y.data) + a.y.offset, a.y.row_stride, a.y.col_stride,
+                                static_cast<float*>(a.scale.data) + a.scale.offset, a.scale.row_stride,
+                                a.scale.col_stride,
+                                int(a.op.scale), a.op.apply == NC_APPLY_DIVIDE ? 1 : 0, int(a.op.residual),
+                                std::int64_t(a.op.group), a.op.scale_floor};
+  const char* what = path_name(forward_path(a));
+  auto launch_format = [&](auto warp, auto block) {
+    return a.n <= strided_warp_max_n ? launch_rows(warp, 32, a.m, cap, a.stream, what, p)
+                                     : launch_rows(block, 256, a.m, cap, a.stream, what, p);
+  };
+  switch (a.op.quant) {
+    case NC_QUANT_FP8_E4M3:
+      return launch_format(forward_quantized<T, G, code_format::e4m3, 32>, forward_quantized<T, G, code_format::e4m3, 256>);
+    case NC_QUANT_FP8_E5M2:
+      return launch_format(forward_quantized<T, G, code_format::e5m2, 32>, forward_quantized<T, G, code_format::e5m2, 256>);
+    default:
+      return launch_format(forward_quantized<T, G, code_format::int8, 32>, forward_quantized<T, G, code_format::int8, 256>);
   }
 }
 

@@ -91,6 +91,30 @@
  *     NC_ROWS_HEADS never gets a 4-D view.
  *   - Partial-width rows (normalize the first D of W columns: DeepSeek MLA's 512 of 576) need
  *     no field: N = D and row_stride = W; the columns past N are neither read nor written.
+ *   - Quantized output (op.quant != NC_QUANT_NONE; vLLM's rms_norm_static_fp8_quant and
+ *     rms_norm_dynamic_per_token_quant, per-group FP8, FlashInfer's and TensorRT-LLM's FP8
+ *     norms): y holds one-byte codes, y.dtype NC_FP8_E4M3, NC_FP8_E5M2 or NC_INT8 as op.quant
+ *     says, q[i,j] = Q(v[i,j] / scale) where v is the fp32 value y would have before its rounding
+ *     (x*r*g in fp32; of h with a residual add) and Q rounds to nearest even into the format
+ *     and saturates: e4m3 is OCP's E4M3 ("fn": no infinities, +-448 largest, S.1111.111 NaN),
+ *     e5m2 OCP's E5M2 (+-57344 largest), int8 symmetric (-127..127; -128 is never written).
+ *     Finite values past the largest code and +-Inf give +-max; NaN gives a NaN code (either
+ *     sign; int8: 0). The scale operand is an fp32 matrix:
+ *         NC_SCALE_STATIC     the caller's scale, an input of 1 x 1 (positive, normal and finite;
+ *                             the contract cannot check its value, it lives in plugin memory)
+ *         NC_SCALE_PER_TOKEN  written by the kernel, one a row (M x 1):
+ *                             scale[i] = max(amax_j |v[i,j]| / max, op.scale_floor)
+ *         NC_SCALE_PER_GROUP  written, one a group of op.group columns (M x N/group; N a multiple
+ *                             of op.group): the same over the group's columns
+ *     where amax / max is rounded to fp32 (or formed as amax * (1/max)). op.apply says how the
+ *     kernel scales: NC_APPLY_RECIPROCAL q = Q(v * (1/scale)), 1/scale rounded to fp32 (within
+ *     an ulp) and the product too; NC_APPLY_DIVIDE q = Q(v / scale), the quotient rounded to
+ *     fp32. A dynamic scale of 0 (a zero row with op.scale_floor 0) gives the codes of 0/0: NaN
+ *     codes (int8: 0) or zeros. A quantized operation takes 2-D rows (op.rows NC_ROWS_MATRIX),
+ *     composes with the residual add and the weight offset, writes r as the plain forward does,
+ *     and has no backward: a backward call with op.quant != NC_QUANT_NONE is invalid. A kernel
+ *     that quantizes y rounded to x's dtype first (the unfused composition of the plain forward
+ *     and a quantization, as vLLM's fused kernels compute it) declares NC_QUANTIZES_ROUNDED_Y.
  * Shape rules (version 3): nc_capabilities.n_multiple > 1 says the plugin serves only N a
  * multiple of it (llm.c's 16-byte loads without a tail); the harness draws every N inside it.
  *
@@ -107,8 +131,9 @@
  *   - Shapes. M >= 0, N >= 1. M = 0 writes nothing to y, r, dx and writes dgamma = 0 (a sum
  *     over no rows). epsilon is finite and >= 0 (0 allowed: a zero row then gives what the
  *     math gives, r = Inf).
- *   - dtypes. x, y, dy, dx one of fp32, fp16, bf16, all the same; gamma x's dtype or fp32;
- *     dgamma gamma's dtype; r fp32. Any other value, and any out-of-enum value, is invalid.
+ *   - dtypes. x, y, dy, dx one of fp32, fp16, bf16, all the same (y of a quantized operation:
+ *     the codes' dtype, and scale fp32); gamma x's dtype or fp32; dgamma gamma's dtype; r fp32.
+ *     Any other value, and any out-of-enum value, is invalid.
  *   - Layouts. Data pointers non-NULL (r's only when the plugin writes r); offsets >= 0;
  *     column strides nonzero; an operand's rows may not overlap one another; no element index
  *     may overflow int64 (offset + (M-1)*|row_stride| + (N-1)*|col_stride|).
@@ -143,7 +168,16 @@ extern "C" {
 
 /* each enum spans 32 bits (the _MAX_ENUM entries), so any value a caller passes is a
  * value of the type and a plugin can reject it instead of meeting undefined behaviour */
-typedef enum nc_dtype { NC_F32 = 0, NC_F16 = 1, NC_BF16 = 2, NC_DTYPE_MAX_ENUM = 0x7fffffff } nc_dtype;
+typedef enum nc_dtype {
+  NC_F32 = 0,
+  NC_F16 = 1,
+  NC_BF16 = 2,
+  /* version 3: the one-byte codes of a quantized output (y only, abi.h "Variants") */
+  NC_FP8_E4M3 = 3,
+  NC_FP8_E5M2 = 4,
+  NC_INT8 = 5,
+  NC_DTYPE_MAX_ENUM = 0x7fffffff
+} nc_dtype;
 
 typedef enum nc_status {
   NC_OK = 0,
@@ -188,12 +222,42 @@ typedef enum nc_rows {
   NC_ROWS_MAX_ENUM = 0x7fffffff
 } nc_rows;
 
+/* the output of a call (abi.h "Variants"): y in x's dtype, or the codes of a quantization */
+typedef enum nc_quant {
+  NC_QUANT_NONE = 0,     /* y in x's dtype */
+  NC_QUANT_FP8_E4M3 = 1, /* y.dtype NC_FP8_E4M3 */
+  NC_QUANT_FP8_E5M2 = 2, /* y.dtype NC_FP8_E5M2 */
+  NC_QUANT_INT8 = 3,     /* y.dtype NC_INT8 */
+  NC_QUANT_MAX_ENUM = 0x7fffffff
+} nc_quant;
+
+/* where a quantized output's scale comes from */
+typedef enum nc_scale {
+  NC_SCALE_STATIC = 0,    /* one scale, an input (1 x 1) */
+  NC_SCALE_PER_TOKEN = 1, /* one a row, written (M x 1) */
+  NC_SCALE_PER_GROUP = 2, /* one a group of op.group columns, written (M x N/group) */
+  NC_SCALE_MAX_ENUM = 0x7fffffff
+} nc_scale;
+
+/* how a kernel applies the scale */
+typedef enum nc_scale_apply {
+  NC_APPLY_RECIPROCAL = 0, /* v * (1/scale), the reciprocal rounded to fp32 */
+  NC_APPLY_DIVIDE = 1,     /* v / scale */
+  NC_APPLY_MAX_ENUM = 0x7fffffff
+} nc_scale_apply;
+
 /* the operation of a call (version 3); all zero: the plain operator */
 typedef struct nc_operation {
   nc_residual residual;
   uint32_t in_place;   /* 1: residual_out is the residual operand itself (residual != NONE) */
   float weight_offset; /* y = x*r*(weight_offset + gamma), the sum formed in fp32; finite */
   nc_rows rows;        /* the rows' geometry: 2-D rows, or per-head rows of a 3-D or a 4-D view */
+  /* a quantized output (read only when quant != NC_QUANT_NONE) */
+  nc_quant quant;
+  nc_scale scale;
+  nc_scale_apply apply;
+  int32_t group;     /* NC_SCALE_PER_GROUP: columns a group, >= 1 */
+  float scale_floor; /* dynamic scales: the least scale written, finite and >= 0 */
 } nc_operation;
 
 /* the per-head rows of a call (op.rows == NC_ROWS_HEADS or NC_ROWS_BATCHES): the head stride of
@@ -231,6 +295,8 @@ typedef struct nc_forward_args {
   nc_matrix residual;     /* input, x's dtype, M x N (op.residual != NONE) */
   nc_matrix residual_out; /* output, x's dtype, M x N: h; with op.in_place the residual operand */
   nc_forward_heads head;  /* read only when op.rows is NC_ROWS_HEADS or NC_ROWS_BATCHES */
+  nc_matrix scale;        /* fp32, op.quant != NONE: the input 1 x 1 of NC_SCALE_STATIC, else an
+                             output of M x 1 (per token) or M x N/group (per group) */
 } nc_forward_args;
 
 typedef struct nc_backward_args {
@@ -297,6 +363,8 @@ typedef enum nc_copy_kind {
                                           (as fp32: bf16's and fp32's, not fp16's) as 0, and admits a
                                           flushed intermediate or result (2^-126 an operation where
                                           a kernel that underflows gradually has 2^-150) */
+#define NC_QUANTIZES_ROUNDED_Y (1u << 5) /* version 3: a quantized output quantizes y rounded to
+                                          x's dtype (see "Variants"); the codes' bound carries it */
 
 /* What a version-2 plugin serves. The harness draws every case inside it, and a plugin that
  * answers NC_ERR_UNSUPPORTED for a call inside it fails, naming the capability. A call
@@ -304,7 +372,7 @@ typedef enum nc_copy_kind {
 typedef struct nc_capabilities {
   uint32_t dtype_pairs;   /* NC_PAIR_* bits; at least one */
   uint32_t layouts;       /* NC_LAYOUT_* bits; 0: dense operands only */
-  uint32_t flags;         /* NC_FORWARD_ONLY, NC_NO_R, NC_ROUNDS_*, NC_FLUSHES_SUBNORMALS */
+  uint32_t flags;         /* NC_FORWARD_ONLY, NC_NO_R, NC_ROUNDS_*, NC_FLUSHES_SUBNORMALS, NC_QUANTIZES_ROUNDED_Y */
   uint32_t epsilon_count; /* 0: any finite epsilon >= 0; else the epsilons it takes */
   const float* epsilons;  /* epsilon_count values (e.g. a kernel with 1e-5 built in) */
   int64_t max_n;          /* the longest row it serves; 0: no limit */

@@ -33,7 +33,7 @@ inline constexpr contract_rule contract_rules[] = {
     {"x.dtype", "x", "x must be fp32, fp16 or bf16", rule_forward | rule_backward},
     {"gamma.dtype", "gamma", "gamma must be fp32, fp16 or bf16", rule_forward | rule_backward},
     {"gamma.dtype_pair", "gamma", "gamma must be in x's dtype or fp32", rule_forward | rule_backward},
-    {"y.dtype", "y", "y must be in x's dtype", rule_forward},
+    {"y.dtype", "y", "y must be in x's dtype (a quantized output: the codes' dtype)", rule_forward},
     {"dy.dtype", "dy", "dy must be in x's dtype", rule_backward},
     {"dx.dtype", "dx", "dx must be in x's dtype", rule_backward},
     {"dgamma.dtype", "dgamma", "dgamma must be in gamma's dtype", rule_backward},
@@ -129,6 +129,20 @@ inline constexpr contract_rule contract_rules[] = {
     {"residual.batch_stride", "head.batch.residual", "head.batch.residual must be >= 1 where residual has two batches", rule_forward, false},
     {"residual_out.batch_stride", "head.batch.residual_out", "head.batch.residual_out must be >= 1 where residual_out has two batches", rule_forward, false},
     {"residual_grad.batch_stride", "head.batch.residual_grad", "head.batch.residual_grad must be >= 1 where residual_grad has two batches", rule_backward, false},
+    // version 3: a quantized output (op.quant != NC_QUANT_NONE) and its scale operand
+    {"op.quant", "op.quant", "op.quant must be an nc_quant; a backward takes none but NC_QUANT_NONE", rule_forward | rule_backward, false},
+    {"op.scale", "op.scale", "op.scale must be an nc_scale (STATIC, PER_TOKEN or PER_GROUP)", rule_forward, false},
+    {"op.apply", "op.apply", "op.apply must be an nc_scale_apply (RECIPROCAL or DIVIDE)", rule_forward, false},
+    {"op.group", "op.group", "op.group must be >= 1 and divide N for per-group scales", rule_forward, false},
+    {"op.scale_floor", "op.scale_floor", "op.scale_floor must be finite and >= 0 for dynamic scales", rule_forward, false},
+    {"scale.dtype", "scale", "scale must be fp32", rule_forward, false},
+    {"scale.null", "scale", "scale must point to its elements (non-NULL)", rule_forward, false},
+    {"scale.offset", "scale", "scale.offset must be >= 0", rule_forward, false},
+    {"scale.col_stride", "scale", "scale.col_stride must be >= 1", rule_forward, false},
+    {"scale.row_stride", "scale", "scale.row_stride must be >= 1 when it has two rows", rule_forward, false},
+    {"scale.distinct", "scale", "scale's elements must be distinct (rows side by side, or columns)", rule_forward, false},
+    {"scale.overflow", "scale", "no element index of scale may overflow int64", rule_forward, false},
+    {"scale.overlap", "scale", "a dynamic scale, an output, must share no byte with any other operand", rule_forward, false},
 };
 
 /// the rule of an id, or null

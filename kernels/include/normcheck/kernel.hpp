@@ -57,6 +57,8 @@ struct capabilities {
   /// fp32 subnormals read and made as zero (flush-to-zero builds): the judge flushes the inputs
   /// and admits flushed intermediates and results
   bool flushes_subnormals() const { return (flags & NC_FLUSHES_SUBNORMALS) != 0; }
+  /// a quantized output quantizes y rounded to x's dtype: the codes' bound carries that rounding
+  bool quantizes_rounded_y() const { return (flags & NC_QUANTIZES_ROUNDED_Y) != 0; }
   bool any_epsilon() const { return epsilons.empty(); }
   bool takes_epsilon(float e) const;
   /// everything the contract allows

@@ -37,18 +37,18 @@ namespace nc::harness {
 /// the operands of a call pair, in one order everywhere: the forward uses x, gamma, y, r and
 /// the backward x, gamma, dy, r, dx, dgamma (the plain operator's operand_count, what a fuzz
 /// input places); a residual add's forward adds residual and residual_out, its backward
-/// residual_grad (abi.h "Variants"): all_operands in all
+/// residual_grad, and a quantized output's forward its scale (abi.h "Variants"): all_operands in all
 enum operand_index : int {
   op_x, op_gamma, op_dy, op_y, op_r, op_dx, op_dgamma, operand_count,
-  op_residual = operand_count, op_residual_out, op_residual_grad, all_operands
+  op_residual = operand_count, op_residual_out, op_residual_grad, op_scale, all_operands
 };
 inline constexpr std::array<const char*, all_operands> operand_names = {
-    "x", "gamma", "dy", "y", "r", "dx", "dgamma", "residual", "residual_out", "residual_grad"};
+    "x", "gamma", "dy", "y", "r", "dx", "dgamma", "residual", "residual_out", "residual_grad", "scale"};
 inline constexpr bool is_matrix(int k) { return k == op_x || k == op_dy || k == op_y || k == op_dx || k >= op_residual; }
 
 /// bytes of an element as the arena places it: the vocabulary's size_of, and 2 for a code
 /// outside the enum (such a call is rejected, but its operand still takes a place)
-constexpr std::size_t element_bytes(nc_dtype type) { return nc::valid_dtype(type) ? nc::size_of(type) : 2; }
+constexpr std::size_t element_bytes(nc_dtype type) { return nc::size_of(type) != 0 ? nc::size_of(type) : 2; }
 /// "fp32", "fp16", "bf16", or "code N"
 std::string dtype_text(nc_dtype type);
 
@@ -83,6 +83,9 @@ struct operand {
   unsigned base_shift = 0;      ///< else: base = a base_align boundary + base_shift elements
   std::int64_t base = 0;        ///< byte position of element 0 in the region
   bool fits = false;            ///< every element lies inside the region (placement decides)
+  /// its poison is a code a kernel may write (e4m3 codes: the negative NaN): check() does not
+  /// call an element holding it unwritten (execute() tells the two apart with a second call)
+  bool poison_writable = false;
 };
 
 /// a call: direction, sizes, ε, the operation, its operands and the workspace
@@ -107,7 +110,7 @@ struct call_spec {
   bool workspace_fits = true;         ///< false: too large for the arena (the pointer gets no room)
 
   /// whether operand k has a place in the arena (every operand of the operation, in both calls)
-  bool present(int k) const { return k < operand_count || adds_residual(op); }
+  bool present(int k) const { return k < operand_count || (k == op_scale ? quantizes(op) : adds_residual(op)); }
   /// whether operand k takes part in this call, and whether the call writes it
   bool uses(int k) const;
   bool writes(int k) const;

@@ -52,11 +52,13 @@ struct vector_layout {
 };
 
 /// the layout of every operand of a call pair (the residual operands: of a residual add only;
-/// residual_out is residual's own layout when the operation is in place)
+/// residual_out is residual's own layout when the operation is in place; scale: of a quantized
+/// output only, a matrix of scale_rows × scale_cols (normcheck/variant.hpp))
 struct operand_layouts {
   matrix_layout x, y, dy, dx;
   vector_layout gamma, r, dgamma;
   matrix_layout residual, residual_out, residual_grad;
+  matrix_layout scale{0, 1, 1};
   bool operator==(const operand_layouts&) const = default;
 };
 
@@ -69,6 +71,8 @@ std::int64_t extent(const vector_layout& layout, std::int64_t count);
 
 /// whether an operation adds a residual (and so has the residual operands)
 inline bool adds_residual(const nc_operation& op) { return op.residual != NC_RESIDUAL_NONE; }
+/// a dense scale operand: 1 × 1, M × 1 or M × N/group row-major
+inline matrix_layout dense_scale_layout(const nc_operation& op, std::int64_t n) { return {0, scale_cols(op, n), 1}; }
 
 struct norm_case {
   std::int64_t m = 0;
@@ -91,11 +95,16 @@ struct norm_case {
   std::vector<std::uint32_t> residual, residual_grad;
   /// a second upstream gradient, for properties that compare two backward calls (else empty)
   std::vector<std::uint32_t> dy2;
+  /// a quantized output's static scale, as fp32 bits (abi.h NC_SCALE_STATIC: positive, normal)
+  std::uint32_t scale = 0x3f800000u;
   /// a property's own parameters (a row index, a permutation, a scaling exponent, ...)
   std::map<std::string, std::string> parameters;
 
   bool operator==(const norm_case&) const = default;
 };
+
+/// y's dtype: x's, or the codes' of a quantized output
+inline nc_dtype y_dtype(const norm_case& c) { return code_dtype_of(c.op.quant, c.x_dtype); }
 
 /// the heads of a case's rows: its heads for a per-head operation, else 1
 inline std::int64_t heads_of(const norm_case& c) { return c.op.rows != NC_ROWS_MATRIX ? c.heads : 1; }

@@ -20,6 +20,9 @@ struct outputs {
   std::vector<std::uint32_t> y, r, dx, dgamma;
   /// a residual add's h as the forward stored it (M×N in x's dtype; else empty)
   std::vector<std::uint32_t> residual_out;
+  /// a dynamic scale's values as the forward wrote them (fp32 bits, scale_rows × scale_cols
+  /// row-major; else empty). A quantized output's y holds its codes (one byte each)
+  std::vector<std::uint32_t> scale;
   std::string forward_path, backward_path;
   /// the workspace the backward asked for (0 when only the forward ran)
   std::size_t workspace_bytes = 0;

@@ -91,6 +91,8 @@ struct case_profile {
   /// the operation (abi.h "Variants"): false, the plain one; true, any the kernel declares
   /// (gen_operation), shrinking toward the plain one
   bool variants = false;
+  /// with variants: quantized outputs too (abi.h "Variants"; forward only, y holds codes)
+  bool quantized = false;
   /// the cases run the backward too: a residual add only under the rounded contract (the fp32
   /// sum is stored nowhere, so no backward can differentiate at it)
   bool backward = false;
@@ -150,6 +152,12 @@ void draw_heads(norm_case& c);
 /// residual_grad: dy's; their layouts x's, y's (residual's in place) and dy's); clears them
 /// for any other
 void draw_residual(norm_case& c, const case_profile& profile);
+/// a quantized output's scale for a case whose operation has one: its layout (dense, offset,
+/// padded rows, column-major per-group scales as DeepGEMM takes them) and a static scale's value
+/// (1, a power of two, any normal value, or one so small that most codes saturate)
+void draw_quantization(norm_case& c);
+/// the N multiple an operation needs (a per-group quantization's group; else 1)
+std::int64_t columns_multiple(const nc_operation& op);
 
 /// values of one operand: rows × cols bit patterns of a dtype, each row of a kind of the mix
 rc::Gen<std::vector<std::uint32_t>> gen_values(nc_dtype type, std::int64_t rows, std::int64_t cols,
@@ -157,14 +165,14 @@ rc::Gen<std::vector<std::uint32_t>> gen_values(nc_dtype type, std::int64_t rows,
 
 /// a column count for x's dtype, at most max_n: a listed size (interesting_columns) or
 /// uniform; shrinks toward smaller counts with the same residue modulo 8. Inside
-/// drawing_domain()'s N multiple (gen_columns, gen_long_columns: what every generator draws
-/// N with), or whatever the count (gen_any_*)
-rc::Gen<std::int64_t> gen_columns(nc_dtype x_dtype, std::int64_t max_n);
+/// drawing_domain()'s N multiple and multiple (a per-group quantization's group) (gen_columns,
+/// gen_long_columns: what every generator draws N with), or whatever the count (gen_any_*)
+rc::Gen<std::int64_t> gen_columns(nc_dtype x_dtype, std::int64_t max_n, std::int64_t multiple = 1);
 rc::Gen<std::int64_t> gen_any_columns(nc_dtype x_dtype, std::int64_t max_n);
 /// a long row for x's dtype: in (4096, max_n], at or one vector past the vector counts where the
 /// shipped kernel's long-row paths switch, or a uniform multiple of the vector width; shrinks
 /// like gen_columns
-rc::Gen<std::int64_t> gen_long_columns(nc_dtype x_dtype, std::int64_t max_n);
+rc::Gen<std::int64_t> gen_long_columns(nc_dtype x_dtype, std::int64_t max_n, std::int64_t multiple = 1);
 rc::Gen<std::int64_t> gen_any_long_columns(nc_dtype x_dtype, std::int64_t max_n);
 
 /// an index in [0, weights.size()) drawn by weight, shrinking toward 0

@@ -69,6 +69,8 @@ struct property {
   /// the property draws any operation the kernel declares (abi.h "Variants"); else the plain
   /// one only, and it is not exercised where the drawing domain has no plain operation
   bool variants = false;
+  /// with variants: it draws (and judges) quantized outputs too
+  bool quantized = false;
 };
 
 /// every property, in the order a campaign runs them

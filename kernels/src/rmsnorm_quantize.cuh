@@ -1,0 +1,145 @@
+// RMSNorm forward with a quantized output (abi.h "Variants"): y's fp32 value v = x*r*(gamma +
+// offset) (of h = x + residual with a residual add) becomes a one-byte code Q(v / scale).
+//
+// forward_quantized  RT threads a row (a warp, or 256), any strides and offsets; the row is read
+//                    from memory in each pass: its sum of squares, then (a per-token scale) its
+//                    amax, then the codes. Per-group scales: a thread takes whole groups (g =
+//                    lane, lane + RT, ...), finds a group's amax, writes its scale, then its codes.
+// The scale: static (the caller's, read once a row), or max(amax / max, floor) rounded in fp32
+// (amax / max, one division) and written; a code is Q(v * (1/scale)) or Q(v / scale) as the
+// operation says, each product or quotient rounded to fp32. residual_out is written in the
+// codes' pass by the thread that read x and the residual for that element in it, so an in-place
+// call reads every residual element before it overwrites it.
+#pragma once
+
+#include <cstdint>
+
+#include "dtype.cuh"
+#include "params.cuh"
+#include "reduce.cuh"
+#include "rmsnorm_forward.cuh"
+
+namespace nc {
+
+// the code formats (abi.h nc_quant)
+enum class code_format : int { e4m3, e5m2, int8 };
+
+// the largest finite code value: 448, 57344, 127
+template <code_format F>
+constexpr float code_max = F == code_format::e4m3 ? 448.0f : F == code_format::e5m2 ? 57344.0f : 127.0f;
+
+// Q: v rounded to nearest even into the format, saturating: past +-max (Inf included) +-max;
+// NaN gives the positive NaN code (int8: 0); -0 the negative zero code
+template <code_format F>
+__device__ __forceinline__ std::uint8_t quantize_code(float v) {
+  if constexpr (F == code_format::int8) {
+    if (v != v) return 0;
+    return static_cast<std::uint8_t>(static_cast<std::int8_t>(rintf(fminf(fmaxf(v, -127.0f), 127.0f))));
+  } else {
+    constexpr int mantissa = F == code_format::e4m3 ? 3 : 2;
+    constexpr int bias = F == code_format::e4m3 ? 7 : 15;
+    constexpr std::uint32_t max_code = F == code_format::e4m3 ? 0x7eu : 0x7bu;
+    constexpr std::uint32_t nan_code = F == code_format::e4m3 ? 0x7fu : 0x7eu;
+    // the smallest normal, 2^(1 - bias), and the subnormals' quantum 2^(1 - bias - mantissa)
+    constexpr float min_normal = F == code_format::e4m3 ? 0x1p-6f : 0x1p-14f;
+    constexpr float per_quantum = F == code_format::e4m3 ? 0x1p9f : 0x1p16f;
+    const std::uint32_t bits = float_bits(v);
+    const std::uint32_t sign = (bits >> 24) & 0x80u, magnitude = bits & 0x7fffffffu;
+    if (magnitude > 0x7f800000u) return std::uint8_t(nan_code);
+    const float a = bits_float(magnitude);
+    if (a > code_max<F>) return std::uint8_t(sign | max_code);
+    // a subnormal code counts quanta: a * 2^k is exact, rintf rounds it to nearest even
+    if (a < min_normal) return std::uint8_t(sign | std::uint32_t(rintf(a * per_quantum)));
+    // a normal code keeps fp32's exponent and the top bits of its mantissa, rounded to nearest
+    // even (a carry moves into the exponent); a <= max, so the result is at most max's code
+    constexpr int drop = 23 - mantissa;
+    const std::uint32_t rounded = (magnitude + ((1u << (drop - 1)) - 1u) + ((magnitude >> drop) & 1u)) >> drop;
+    return std::uint8_t(sign | (rounded - (std::uint32_t(127 - bias) << mantissa)));
+  }
+}
+
+template <class T, class G>
+struct quantize_params {
+  forward_params<T, G> f;  // f.y is not used: the codes go to q
+  std::uint8_t* q; std::int64_t q_row, q_col;
+  // the scale operand: static (read), or one a row / a group (written)
+  float* scale; std::int64_t scale_row, scale_col;
+  int scale_mode;  // nc_scale
+  int divide;      // 1: v / scale; 0: v * (1/scale)
+  int residual;    // nc_residual
+  std::int64_t group;
+  float floor;
+};
+
+template <class T, class G, code_format F, int RT>
+__global__ void __launch_bounds__(block_threads<RT>) forward_quantized(quantize_params<T, G> p) {
+  constexpr int ROWS = rows_per_block<RT>;
+  __shared__ float warp_totals[ROWS][RT / warp_size];
+  follow_prior_grid();
+  const forward_params<T, G>& f = p.f;
+  const int lane = threadIdx.x % RT;
+  const int slot = threadIdx.x / RT;
+
+  for (std::int64_t row = std::int64_t(blockIdx.x) * ROWS + slot; row < f.m;
+       row += std::int64_t(gridDim.x) * ROWS) {
+    const T* x = f.x + row * f.x_row.token;
+    const T* res = p.residual != NC_RESIDUAL_NONE ? f.res + row * f.res_row.token : nullptr;
+    T* res_out = p.residual != NC_RESIDUAL_NONE ? f.res_out + row * f.res_out_row.token : nullptr;
+    std::uint8_t* q = p.q + row * p.q_row;
+    // element j of h: x, plus the residual in fp32 (rounded to T under NC_RESIDUAL_ROUNDED)
+    auto h_at = [&](std::int64_t j) {
+      float h = to_float(x[j * f.x_col]);
+      if (p.residual != NC_RESIDUAL_NONE) {
+        h += to_float(res[j * f.res_col]);
+        if (p.residual == NC_RESIDUAL_ROUNDED) h = to_float(from_float<T>(h));
+      }
+      return h;
+    };
+
+    float ss = 0.0f;
+    for (std::int64_t j = lane; j < f.n; j += RT) {
+      const float h = h_at(j);
+      ss = fmaf(h, h, ss);
+    }
+    ss = row_sum<RT>(ss, warp_totals[slot]);
+    const float r = rsqrtf(ss / static_cast<float>(f.n) + f.epsilon);
+    if (lane == 0) f.r[row * f.r_stride] = r;
+
+    auto value = [&](std::int64_t j, float h) { return h * r * (to_float(f.gamma[j * f.gamma_stride]) + f.offset); };
+    auto scale_of = [&](float amax) { return fmaxf(amax / code_max<F>, p.floor); };
+    // element j's code (and its h, stored): h read again, by the thread that stores it
+    auto emit = [&](std::int64_t j, float scale, float inverse) {
+      const float h = h_at(j);
+      if (p.residual != NC_RESIDUAL_NONE) res_out[j * f.res_out_col] = from_float<T>(h);
+      const float v = value(j, h);
+      q[j * p.q_col] = quantize_code<F>(p.divide ? v / scale : v * inverse);
+    };
+
+    if (p.scale_mode == NC_SCALE_PER_GROUP) {
+      float* scales = p.scale + row * p.scale_row;
+      for (std::int64_t g = lane; g < f.n / p.group; g += RT) {
+        const std::int64_t first = g * p.group, last = first + p.group;
+        float amax = 0.0f;
+        for (std::int64_t j = first; j < last; ++j) amax = fmaxf(amax, fabsf(value(j, h_at(j))));
+        const float scale = scale_of(amax);
+        scales[g * p.scale_col] = scale;
+        const float inverse = 1.0f / scale;
+        for (std::int64_t j = first; j < last; ++j) emit(j, scale, inverse);
+      }
+      continue;
+    }
+    float scale;
+    if (p.scale_mode == NC_SCALE_PER_TOKEN) {
+      float amax = 0.0f;
+      for (std::int64_t j = lane; j < f.n; j += RT) amax = fmaxf(amax, fabsf(value(j, h_at(j))));
+      scale = scale_of(row_max<RT>(amax, warp_totals[slot]));
+      if (lane == 0) p.scale[row * p.scale_row] = scale;
+    } else {
+      scale = *p.scale;
+    }
+    const float inverse = 1.0f / scale;
+    for (std::int64_t j = lane; j < f.n; j += RT) emit(j, scale, inverse);
+  }
+}
+
+}  // namespace nc
