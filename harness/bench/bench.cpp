@@ -74,6 +74,7 @@
 #include "normcheck/oracles/compare.hpp"
 #include "normcheck/oracles/dtype.hpp"
 #include "normcheck/oracles/exact.hpp"
+#include "normcheck/oracles/quantized.hpp"
 #include "normcheck/oracles/variant.hpp"
 #include "normcheck/variant.hpp"
 
@@ -131,9 +132,12 @@ const char* usage =
     "  --shapes LIST     MxN,MxN,... (default 128x257,4096x4096,32768x4096,16384x8192,\n"
     "                    65536x1024,8192x16384)\n"
     "  --dtypes LIST     fp32,fp16,bf16 (default all three; gamma in x's dtype)\n"
-    "  --variants LIST   rmsnorm,add_rmsnorm,gemma_rmsnorm,add_gemma_rmsnorm,head_rmsnorm or all\n"
+    "  --variants LIST   rmsnorm,add_rmsnorm,gemma_rmsnorm,add_gemma_rmsnorm,head_rmsnorm, a\n"
+    "                    quantized output (rmsnorm_fp8_static, rmsnorm_int8_per_token, ...,\n"
+    "                    `normcheck variants` lists them), quantized (five of those) or all\n"
     "                    (default rmsnorm): rows of each, same protocol (a residual add: the\n"
-    "                    rounded sum into a separate residual_out; per-head rows: 8 heads)\n"
+    "                    rounded sum into a separate residual_out; per-head rows: 8 heads; a\n"
+    "                    quantized output: the forward only)\n"
     "  --warmup N        warm-up calls before each timing (default 20)\n"
     "  --samples N       samples per timing; the median is reported (default 50)\n"
     "  --calls N         calls per sample (default 20)\n"
@@ -226,13 +230,16 @@ options parse(int argc, char** argv, bool& help) {
     } else if (arg == "--variants") {
       o.variants.clear();
       for (const std::string& v : split(next(), ',')) {
-        if (v == "all") {
-          o.variants = {"rmsnorm", "add_rmsnorm", "gemma_rmsnorm", "add_gemma_rmsnorm", "head_rmsnorm"};
-          break;
+        const std::vector<std::string> quantized = {"rmsnorm_fp8_static", "rmsnorm_fp8_per_token", "rmsnorm_fp8_per_group",
+                                                    "rmsnorm_int8_per_token", "add_rmsnorm_fp8_static"};
+        if (v == "all" || v == "quantized") {
+          if (v == "all") o.variants = {"rmsnorm", "add_rmsnorm", "gemma_rmsnorm", "add_gemma_rmsnorm", "head_rmsnorm"};
+          o.variants.insert(o.variants.end(), quantized.begin(), quantized.end());
+          continue;
         }
         if (!is_variant_name(v) || v == "offset_rmsnorm")
           throw usage_error("--variants '" + v + "': need rmsnorm, add_rmsnorm, gemma_rmsnorm, add_gemma_rmsnorm, "
-                            "head_rmsnorm or all (normcheck variants lists them)");
+                            "head_rmsnorm, a quantized output, quantized or all (normcheck variants lists them)");
         o.variants.push_back(v);
       }
       if (o.variants.empty()) throw usage_error("--variants: need at least one variant");
@@ -316,12 +323,29 @@ class device_block {
   std::size_t bytes_ = 0;
 };
 
-// the operation a variant's rows time, and the heads of its rows
+// the operation a variant's rows time, and the heads of its rows. A quantized output: e4m3 for
+// fp8 (int8 otherwise), as the shipped kernels declare them: a static scale applied by its
+// reciprocal (vLLM's), a per-token one under vLLM's floor (int8: divided, no floor), groups of
+// 128 columns divided under a floor (DeepSeek-V3's 1x128 blocks)
 nc_operation operation_of(const std::string& variant) {
   const bool add = variant.starts_with("add_"), gemma = variant.find("gemma") != std::string::npos;
-  return {add ? NC_RESIDUAL_ROUNDED : NC_RESIDUAL_NONE, 0, gemma ? 1.0f : 0.0f,
-          variant == "head_rmsnorm" ? NC_ROWS_HEADS : NC_ROWS_MATRIX};
+  nc_operation op{add ? NC_RESIDUAL_ROUNDED : NC_RESIDUAL_NONE, 0, gemma ? 1.0f : 0.0f,
+                  variant == "head_rmsnorm" ? NC_ROWS_HEADS : NC_ROWS_MATRIX};
+  if (variant.find("_fp8_") == std::string::npos && variant.find("_int8_") == std::string::npos) return op;
+  const bool int8 = variant.find("_int8_") != std::string::npos;
+  op.quant = int8 ? NC_QUANT_INT8 : NC_QUANT_FP8_E4M3;
+  if (variant.ends_with("per_token")) {
+    op.scale = NC_SCALE_PER_TOKEN;
+    op.apply = int8 ? NC_APPLY_DIVIDE : NC_APPLY_RECIPROCAL;
+    op.scale_floor = int8 ? 0.0f : 1.0f / (448.0f * 512.0f);
+  } else if (variant.ends_with("per_group")) {
+    op.scale = NC_SCALE_PER_GROUP, op.apply = NC_APPLY_DIVIDE, op.group = 128;
+    op.scale_floor = int8 ? 0.0f : 1e-10f / 448.0f;
+  }
+  return op;
 }
+// a static scale that keeps the inputs' y (|y| < about 3) inside the format, not a power of two
+float static_scale(const nc_operation& op) { return op.quant == NC_QUANT_INT8 ? 0.0247f : 0.00703f; }
 constexpr std::int64_t bench_heads = 8;
 std::int64_t heads_of(const nc_operation& op, std::int64_t m) {
   return op.rows == NC_ROWS_HEADS && m % bench_heads == 0 ? bench_heads : 1;
@@ -347,13 +371,16 @@ input_set make_set(const kernel& k, std::int64_t m, std::int64_t n, nc_dtype t, 
   const std::size_t mat = align_up(std::size_t(m) * std::size_t(n) * s), vec = align_up(std::size_t(n) * s),
                     rows = align_up(std::size_t(m) * 4);
   const bool add = op.residual != NC_RESIDUAL_NONE;
-  // a residual add's residual, residual_out and residual_grad follow the plain operands
-  input_set set{device_block(k, (add ? 7 : 4) * mat + 2 * vec + rows), device_block(k, 0)};
+  // a residual add's residual, residual_out and residual_grad follow the plain operands, a
+  // quantized output's scales (fp32, at most M x N/1) them
+  const std::size_t scales = quantizes(op) ? align_up(std::size_t(m) * std::size_t(scale_cols(op, n)) * 4) : 0;
+  input_set set{device_block(k, (add ? 7 : 4) * mat + 2 * vec + rows + scales), device_block(k, 0)};
   char* base = static_cast<char*>(set.block.get());
   void *x = base, *dy = base + mat, *y = base + 2 * mat, *dx = base + 3 * mat;
   void *gamma = base + 4 * mat, *dgamma = base + 4 * mat + vec, *r = base + 4 * mat + 2 * vec;
   char* extra = base + 4 * mat + 2 * vec + rows;
   void *residual = extra, *residual_out = extra + mat, *residual_grad = extra + 2 * mat;
+  void* scale = extra + (add ? 3 * mat : 0);
 
   host_inputs in{random_values(t, m * n, -2.0f, 2.0f, 5 * seed + 1), random_values(t, m * n, -1.0f, 1.0f, 5 * seed + 2),
                  random_values(t, n, 0.5f, 1.5f, 5 * seed + 3), {}, {}};
@@ -380,6 +407,18 @@ input_set make_set(const kernel& k, std::int64_t m, std::int64_t n, nc_dtype t, 
   set.fwd = {m, n, epsilon, mx, vg, my, vr, nullptr};
   set.bwd = {m, n, mx, vg, mdy, vr, mdx, vdg, nullptr, 0, nullptr};
   set.fwd.op = set.bwd.op = op;
+  if (quantizes(op)) {
+    // y holds the codes (one byte each, rows of N); the backward is not timed
+    set.fwd.y = {y, code_dtype_of(op.quant, t), 0, n, 1};
+    set.fwd.scale = {scale, NC_F32, 0, scale_cols(op, n), 1};
+    set.bwd.op = nc_operation{add ? NC_RESIDUAL_ROUNDED : NC_RESIDUAL_NONE};
+    if (op.scale == NC_SCALE_STATIC) {
+      const float s = static_scale(op);
+      k.upload(scale, &s, sizeof s);
+    } else {
+      NC_CUDA(cudaMemset(scale, 0xFF, scales));
+    }
+  }
   if (op.rows == NC_ROWS_HEADS) {
     set.fwd.head = {heads, n, n, n, n};
     set.bwd.head = {heads, n, n, n, n};
@@ -462,6 +501,47 @@ struct spot {
   std::string what;
 };
 
+// a quantized output's rows 0, M/2 and M-1: codes and scales against the exact quantization of
+// the row's fp32 y (oracles/quantized.hpp, the judge of the properties)
+void spot_check_codes(const kernel& k, const input_set& set, const host_inputs& in, nc_dtype t, spot& out) {
+  const std::int64_t m = set.fwd.m, n = set.fwd.n;
+  const oracle::dtype ot = harness::oracle_type(t);
+  const nc_operation& op = set.fwd.op;
+  const std::size_t row_bytes = std::size_t(n) * dtype_bytes(t);
+  const std::int64_t per_row = scale_cols(op, n);
+  oracle::quantization q;
+  q.format = op.quant == NC_QUANT_INT8 ? oracle::qformat::int8 : oracle::qformat::e4m3;
+  q.scale = op.scale == NC_SCALE_PER_TOKEN   ? oracle::scale_source::per_token
+            : op.scale == NC_SCALE_PER_GROUP ? oracle::scale_source::per_group
+                                             : oracle::scale_source::given;
+  q.divide = op.apply == NC_APPLY_DIVIDE, q.group = op.group, q.floor = op.scale_floor;
+  q.given_scale = static_scale(op);
+  for (std::int64_t i : {std::int64_t(0), m / 2, m - 1}) {
+    std::vector<std::uint8_t> codes(static_cast<std::size_t>(n));
+    std::vector<float> written(static_cast<std::size_t>(per_row));
+    k.download(codes.data(), static_cast<const char*>(set.fwd.y.data) + i * n, std::size_t(n));
+    if (op.scale != NC_SCALE_STATIC)
+      k.download(written.data(), static_cast<const char*>(set.fwd.scale.data) + i * per_row * 4, written.size() * 4);
+    oracle::variant_forward_problem f;
+    f.plain.m = 1, f.plain.n = n, f.plain.epsilon = epsilon, f.plain.y_type = oracle::dtype::f32;
+    const std::size_t at = std::size_t(i) * row_bytes;
+    f.plain.x = {in.x.data() + at, ot, 0, n, 1}, f.plain.gamma = {in.gamma.data(), ot, 0, 1};
+    f.residual = op.residual == NC_RESIDUAL_ROUNDED ? oracle::residual_rule::rounded : oracle::residual_rule::none;
+    if (op.residual != NC_RESIDUAL_NONE) f.residual_in = {in.residual.data() + at, ot, 0, n, 1};
+    f.weight_offset = op.weight_offset;
+    const oracle::quantized_verdict v = oracle::judge_quantized(
+        q, oracle::exact_variant_forward(f).plain, 1, n, codes, std::vector<double>(written.begin(), written.end()));
+    for (const auto* cmp : {&v.codes, &v.scales})
+      if (cmp->bound_failures > 0 && out.pass) {
+        const oracle::mismatch& e = cmp->mismatches.front();
+        std::ostringstream w;
+        w << (cmp == &v.codes ? "code" : "scale") << "[" << i << "," << e.col << "] = " << e.got << ", exact " << e.oracle
+          << (e.note.empty() ? "" : " (" + e.note + ")");
+        out.pass = false, out.what = w.str();
+      }
+  }
+}
+
 // rows 0, M/2 and M-1 of y, r and dx against the exact oracle on that row, both verdicts of
 // oracles/compare.hpp: the per-element bound, and the fixed table where every correct kernel
 // meets it (the verdicts of the properties, not a tolerance of the bench's own)
@@ -474,6 +554,7 @@ void spot_check(const kernel& k, const input_set& set, const host_inputs& in, nc
   const bool add = op.residual != NC_RESIDUAL_NONE;
   std::vector<unsigned char> y(row_bytes), dx(row_bytes), h(row_bytes);
   float r = 0;
+  if (quantizes(op)) return spot_check_codes(k, set, in, t, out);
   for (std::int64_t i : {std::int64_t(0), m / 2, m - 1}) {
     k.download(y.data(), static_cast<const char*>(set.fwd.y.data) + i * row_bytes, row_bytes);
     k.download(dx.data(), static_cast<const char*>(set.bwd.dx.data) + i * row_bytes, row_bytes);
@@ -564,7 +645,14 @@ row bench_row(const kernel& k, const options& o, const std::string& variant, sha
   const double elems = double(sh.m) * double(sh.n);
   out.fwd_bytes = (add ? 4.0 : 2.0) * elems * double(s);
   out.fwd_bwd_bytes = (add ? 8.0 : 5.0) * elems * double(s);
+  // a quantized output writes a byte an element and its scales (4 bytes a row or a group)
+  if (quantizes(op))
+    out.fwd_bytes = (add ? 3.0 : 1.0) * elems * double(s) + elems +
+                    (op.scale == NC_SCALE_STATIC ? 0.0 : 4.0 * double(sh.m) * double(scale_cols(op, sh.n)));
   try {
+    if (op.scale == NC_SCALE_PER_GROUP && quantizes(op) && sh.n % op.group != 0)
+      throw std::invalid_argument("not timed: N = " + std::to_string(sh.n) + " is no multiple of the group of " +
+                                  std::to_string(op.group) + " columns");
     // the rotation counts the forward's working set: x and y, and a residual add's two more
     out.input_sets = rotation_sets(sh.m, sh.n, add ? 2 * s : s, o.l2_mb * 1e6);
     std::vector<input_set> sets;
@@ -578,6 +666,12 @@ row bench_row(const kernel& k, const options& o, const std::string& variant, sha
     std::size_t next = 0;
     auto pick = [&]() -> input_set& { return sets[std::exchange(next, (next + 1) % sets.size())]; };
     out.fwd = time_calls([&] { k.forward(pick().fwd); }, o.warmup, o.samples, o.calls);
+    if (quantizes(op)) {  // forward only
+      k.synchronize();
+      out.bwd_path.clear();
+      spot_check(k, sets[0], first, t, out.check);
+      return out;
+    }
 
     next = 0;
     auto fwd_bwd = [&] {
@@ -664,7 +758,10 @@ std::string variants_line() {
   return "rmsnorm the plain operator; add_rmsnorm the rounded sum h = x + residual into a separate residual_out "
          "(fwd 4·M·N·s: x, residual read, y, residual_out written; fwd+bwd 8·M·N·s: the backward reads h, dy and "
          "residual_grad and writes dx); gemma_rmsnorm y = x·r·(1 + gamma); add_gemma_rmsnorm both; head_rmsnorm "
-         "per-head rows of [M/8, 8, N] views (bytes as the plain operator's)";
+         "per-head rows of [M/8, 8, N] views (bytes as the plain operator's); rmsnorm_fp8_* and rmsnorm_int8_* a "
+         "quantized output, the forward only (fwd (1 + s)·M·N + 4 bytes a scale: x read, a byte a code and the "
+         "dynamic scales written; e4m3 static by its reciprocal, per token under vLLM's floor, per group of 128 "
+         "divided; int8 per token divided)";
 }
 
 std::string protocol_line(const options& o) {
@@ -700,9 +797,11 @@ std::string markdown(const options& o, const stamp& st, const std::vector<row>& 
       continue;
     }
     const double fg = r.fwd_bytes / (r.fwd.median_us * 1e3), bg = r.fwd_bwd_bytes / (r.fwd_bwd.median_us * 1e3);
-    md << num(r.fwd.median_us, 2) << " | " << num(fg, 0) << " | " << num(100 * fg / st.copy_gbps, 1) << " | "
-       << num(r.fwd_bwd.median_us, 2) << " | " << num(bg, 0) << " | " << num(100 * bg / st.copy_gbps, 1) << " | "
-       << r.fwd_path << " / " << r.bwd_path;
+    md << num(r.fwd.median_us, 2) << " | " << num(fg, 0) << " | " << num(100 * fg / st.copy_gbps, 1) << " | ";
+    if (r.bwd_path.empty()) md << "– | – | – | " << r.fwd_path << " (forward only)";
+    else
+      md << num(r.fwd_bwd.median_us, 2) << " | " << num(bg, 0) << " | " << num(100 * bg / st.copy_gbps, 1) << " | "
+         << r.fwd_path << " / " << r.bwd_path;
     if (r.input_sets > 1) md << " (" << r.input_sets << " input sets)";
     if (!r.check.pass) md << " **SPOT CHECK FAILED: " << r.check.what << "**";
     md << " |\n";
@@ -734,18 +833,19 @@ std::string json(const options& o, const stamp& st, const std::vector<row>& rows
      << "  \"results\": [";
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const row& r = rows[i];
-    const bool timed = r.error.empty();
+    const bool timed = r.error.empty(), backward = timed && !r.bwd_path.empty();
     const double fg = timed ? r.fwd_bytes / (r.fwd.median_us * 1e3) : NAN;
-    const double bg = timed ? r.fwd_bwd_bytes / (r.fwd_bwd.median_us * 1e3) : NAN;
+    const double bg = backward ? r.fwd_bwd_bytes / (r.fwd_bwd.median_us * 1e3) : NAN;
     auto t = [&](double v, int d) { return timed ? num(v, d) : std::string("null"); };
+    auto tb = [&](double v, int d) { return backward ? num(v, d) : std::string("null"); };
     js << (i ? ",\n" : "\n") << "    {\"variant\": " << json_string(r.variant) << ", \"m\": " << r.sh.m << ", \"n\": " << r.sh.n << ", \"dtype\": \""
        << dtype_label(r.t) << "\", \"input_sets\": " << r.input_sets << ", \"workspace_bytes\": " << r.workspace_bytes
        << ",\n     \"fwd_us\": " << t(r.fwd.median_us, 3) << ", \"fwd_us_min\": " << t(r.fwd.min_us, 3)
        << ", \"fwd_us_max\": " << t(r.fwd.max_us, 3) << ", \"fwd_bytes\": " << num(r.fwd_bytes, 0)
        << ", \"fwd_gbps\": " << t(fg, 1) << ", \"fwd_pct_copy\": " << t(100 * fg / st.copy_gbps, 2)
-       << ",\n     \"fwd_bwd_us\": " << t(r.fwd_bwd.median_us, 3) << ", \"fwd_bwd_us_min\": " << t(r.fwd_bwd.min_us, 3)
-       << ", \"fwd_bwd_us_max\": " << t(r.fwd_bwd.max_us, 3) << ", \"fwd_bwd_bytes\": " << num(r.fwd_bwd_bytes, 0)
-       << ", \"fwd_bwd_gbps\": " << t(bg, 1) << ", \"fwd_bwd_pct_copy\": " << t(100 * bg / st.copy_gbps, 2)
+       << ",\n     \"fwd_bwd_us\": " << tb(r.fwd_bwd.median_us, 3) << ", \"fwd_bwd_us_min\": " << tb(r.fwd_bwd.min_us, 3)
+       << ", \"fwd_bwd_us_max\": " << tb(r.fwd_bwd.max_us, 3) << ", \"fwd_bwd_bytes\": " << tb(r.fwd_bwd_bytes, 0)
+       << ", \"fwd_bwd_gbps\": " << tb(bg, 1) << ", \"fwd_bwd_pct_copy\": " << tb(100 * bg / st.copy_gbps, 2)
        << ",\n     \"fwd_path\": " << str(r.fwd_path) << ", \"bwd_path\": " << str(r.bwd_path)
        << ", \"path\": " << str(r.fwd_path.empty() ? "" : r.fwd_path + " / " + r.bwd_path)
        << ", \"spot_check\": " << (timed ? json_string(r.check.pass ? "pass" : "fail: " + r.check.what) : "null")

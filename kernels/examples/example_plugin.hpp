@@ -16,7 +16,9 @@
 //
 // and gets a complete ABI plugin: every dtype pair, any strides and offsets, every variant of
 // abi.h (the residual add before the rows, in either rounding contract and in place or not,
-// and gamma + weight_offset formed in fp32: a plugin declares the ones it serves), the contract
+// and gamma + weight_offset formed in fp32: a plugin declares the ones it serves; a quantized
+// output in OCP E4M3 with a static scale, by its reciprocal or by division, from the row's fp32
+// y: other code formats and dynamic scales are answered NC_ERR_UNSUPPORTED), the contract
 // checked before anything is written (kernels/src/contract.cpp: the rules the contract
 // property tests, each message naming the argument in quotes), dgamma summed over rows in
 // fixed row order in a workspace of N fp32 (one row of partial sums: the smallest table the
@@ -76,6 +78,27 @@ inline std::uint16_t float_to_bf16(float f) {
   return std::uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
 
+// ---- the one-byte codes of a quantized output (abi.h "Variants", "Quantized output") ----
+
+/// Q into OCP E4M3 ("fn": S.EEEE.MMM, bias 7, no infinities, +-448 largest, S.1111.111 NaN):
+/// round to nearest even and saturate. Finite values past 448 and +-Inf give +-448, NaN the NaN
+/// code, -0 the negative zero code: the codes of CUDA's __nv_cvt_float_to_fp8(v, __NV_SATFINITE,
+/// __NV_E4M3) and PTX's cvt.rn.satfinite.e4m3x2.f32
+inline std::uint8_t float_to_e4m3(float v) {
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(v);
+  const std::uint32_t sign = (bits >> 24) & 0x80u, magnitude = bits & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) return 0x7fu;  // NaN: the NaN code
+  const float a = std::bit_cast<float>(magnitude);
+  if (a > 448.0f) return std::uint8_t(sign | 0x7eu);  // the saturation: past the largest code, +-448
+  // below the smallest normal 2^-6: a count of 2^-9 quanta; scaling by 2^9 is exact and nearbyint
+  // rounds to nearest even (8 quanta is the smallest normal's code, as it should be)
+  if (a < 0x1p-6f) return std::uint8_t(sign | std::uint32_t(std::nearbyint(a * 0x1p9f)));
+  // normal: keep fp32's exponent and the top 3 mantissa bits, rounded to nearest even (a carry
+  // moves into the exponent), rebias the exponent (127 -> 7); a <= 448 ends at 448's code 0x7e
+  const std::uint32_t rounded = (magnitude + 0x7ffffu + ((magnitude >> 20) & 1u)) >> 20;
+  return std::uint8_t(sign | (rounded - (120u << 3)));
+}
+
 // ---- operands: element (i, j) at offset + i·row_stride + j·col_stride, counted in elements ----
 
 inline float load(const void* data, nc_dtype t, std::int64_t index) {
@@ -112,6 +135,9 @@ inline std::int64_t at(const nc_matrix& a, std::int64_t i, std::int64_t j, std::
 template <class Args>
 std::int64_t heads_of(const Args& a) { return a.op.rows == NC_ROWS_HEADS ? a.head.heads : 1; }
 inline std::int64_t at(const nc_vector& a, std::int64_t k) { return a.offset + k * a.stride; }
+
+/// a code of a quantized output (y.dtype NC_FP8_E4M3, one byte an element)
+inline void store_code(void* data, std::int64_t index, std::uint8_t code) { static_cast<std::uint8_t*>(data)[index] = code; }
 
 // ---- the C ABI around an order's row functions ----
 
@@ -166,13 +192,45 @@ inline std::vector<float> offset_gamma(const nc_vector& g, std::int64_t n, float
   return out;
 }
 
+/// a quantized output's code of q = v * (1/scale) or v / scale: the kit's Q (float_to_e4m3), or
+/// the order's own conversion where it defines one (a kernel that converts its own way: a table,
+/// an intrinsic), `static std::uint8_t e4m3_code(float q)`
+template <class Order>
+std::uint8_t e4m3_code_of(float q) {
+  if constexpr (requires { Order::e4m3_code(q); }) return Order::e4m3_code(q);
+  else return float_to_e4m3(q);
+}
+
+/// the quantized outputs the kit computes (E4M3 codes of a static scale); NC_OK, or
+/// NC_ERR_UNSUPPORTED naming the field (a valid call: nothing is written)
+inline nc_status quantization_served(const nc_operation& op) {
+  if (op.quant == NC_QUANT_NONE) return NC_OK;
+  if (op.quant != NC_QUANT_FP8_E4M3) {
+    last_error_text = "argument 'op.quant' = " + std::to_string(int(op.quant)) +
+                      ": this example writes OCP E4M3 codes only (NC_QUANT_FP8_E4M3)";
+    return NC_ERR_UNSUPPORTED;
+  }
+  if (op.scale != NC_SCALE_STATIC) {
+    last_error_text = "argument 'op.scale' = " + std::to_string(int(op.scale)) +
+                      ": this example quantizes by a static scale only (NC_SCALE_STATIC)";
+    return NC_ERR_UNSUPPORTED;
+  }
+  return NC_OK;
+}
+
 template <class Order>
 nc_status forward(const nc_forward_args* a) {
   return guarded([&] {
     if (auto v = nc::check_forward(*a)) return rejected(*v);
+    if (nc_status s = quantization_served(a->op); s != NC_OK) return s;
     const std::int64_t n = a->n;
     const auto size = static_cast<std::size_t>(n);
     const nc_operation& op = a->op;
+    // a quantized output (2-D rows only, the contract says): the caller's static scale, an fp32
+    // input of 1 x 1 (positive, normal and finite), and its reciprocal rounded to fp32
+    const bool quantized = op.quant != NC_QUANT_NONE;
+    const float scale = quantized ? load(a->scale.data, NC_F32, at(a->scale, 0, 0)) : 1.0f;
+    const float inverse = 1.0f / scale;
     const std::int64_t heads = heads_of(*a);
     std::vector<float> x(size), y(size);
     const std::vector<float> gamma = offset_gamma(a->gamma, n, op.weight_offset);
@@ -190,7 +248,17 @@ nc_status forward(const nc_forward_args* a) {
       }
       current_row = place_of(a->x, i, a->m);
       const float r = Order::forward_row(n, x.data(), gamma.data(), a->epsilon, y.data());
-      for (std::int64_t j = 0; j < n; ++j) store(a->y.data, a->y.dtype, at(a->y, i, j, heads, a->head.y), y[std::size_t(j)]);
+      if (quantized) {
+        // y's fp32 value v (never rounded to x's dtype: no NC_QUANTIZES_ROUNDED_Y), scaled in fp32,
+        // then Q: q = Q(v * (1/scale)) or Q(v / scale), as op.apply says
+        for (std::int64_t j = 0; j < n; ++j) {
+          const float v = y[std::size_t(j)];
+          const float q = op.apply == NC_APPLY_DIVIDE ? v / scale : v * inverse;
+          store_code(a->y.data, at(a->y, i, j), e4m3_code_of<Order>(q));
+        }
+      } else {
+        for (std::int64_t j = 0; j < n; ++j) store(a->y.data, a->y.dtype, at(a->y, i, j, heads, a->head.y), y[std::size_t(j)]);
+      }
       store(a->r.data, NC_F32, at(a->r, i), r);
     }
     return NC_OK;

@@ -81,12 +81,20 @@ struct wire_operand {
   std::int64_t dtype, offset, row_stride, col_stride;
 };
 
-// the call's operation (abi.h "Variants"): residual mode, in place, the weight offset's bits, rows
+// the call's operation (abi.h "Variants"): residual mode, in place, the weight offset's bits, rows,
+// then a quantized output's fields (quant, scale, apply, group, the scale floor's bits; all zero
+// for NC_QUANT_NONE) and a zero that keeps the operands after it 8-byte aligned
 struct wire_operation {
   std::uint32_t residual, in_place, weight_offset_bits, rows;
+  std::uint32_t quant, scale, apply, group, scale_floor_bits, zero;
 };
+static_assert(sizeof(wire_operation) == 40);
 inline wire_operation wire_of(const nc_operation& op) {
-  return {std::uint32_t(op.residual), op.in_place, std::bit_cast<std::uint32_t>(op.weight_offset), std::uint32_t(op.rows)};
+  const bool q = nc::quantizes(op);
+  return {std::uint32_t(op.residual), op.in_place, std::bit_cast<std::uint32_t>(op.weight_offset), std::uint32_t(op.rows),
+          std::uint32_t(op.quant), q ? std::uint32_t(op.scale) : 0u, q ? std::uint32_t(op.apply) : 0u,
+          q && op.scale == NC_SCALE_PER_GROUP ? std::uint32_t(op.group) : 0u,
+          q && nc::dynamic_scale(op) ? std::bit_cast<std::uint32_t>(op.scale_floor) : 0u, 0u};
 }
 // per-head rows (op.rows NC_ROWS_HEADS or NC_ROWS_BATCHES): heads, the head stride of each 2-D
 // operand in the message's order (x, y, residual, residual_out; x, dy, dx, residual_grad), then
@@ -513,6 +521,8 @@ struct entry {
     if (const nc_status s = outside(b, a->op, a->n); s != NC_OK) return s;
     if (no_r && a->r.data != nullptr)
       return fail(slot, NC_ERR_UNSUPPORTED, b.name + " writes no r: 'r.data' must be NULL");
+    // y of a quantized operation holds one-byte codes (its dtype says which); scale is the fp32
+    // operand of its scales: the static one (1 x 1, read) or the dynamic ones (written)
     struct {
       std::int64_t m, n;
       std::uint32_t epsilon_bits, zero;
@@ -520,9 +530,11 @@ struct entry {
       wire_operation op;
       wire_operand residual, residual_out;
       wire_heads heads;
+      wire_operand scale;
     } message{a->m, a->n, std::bit_cast<std::uint32_t>(a->epsilon), 0, {}, {}, {}, {}, wire_of(a->op), {}, {},
               heads_of(a->op, a->head, {a->head.x, a->head.y, a->head.residual, a->head.residual_out},
-                       {a->head.batch.x, a->head.batch.y, a->head.batch.residual, a->head.batch.residual_out})};
+                       {a->head.batch.x, a->head.batch.y, a->head.batch.residual, a->head.batch.residual_out}),
+              {}};
     const wire_heads& h = message.heads;
     nc_status s = operand(b, "x", a->x.data, a->x.dtype, a->x.offset, a->x.row_stride, a->x.col_stride, a->m, a->n,
                           &message.x, h, 0);
@@ -538,6 +550,11 @@ struct entry {
       if (s == NC_OK)
         s = operand(b, "residual_out", out.data, out.dtype, out.offset, out.row_stride, out.col_stride, a->m, a->n,
                     &message.residual_out, h, 3);
+    }
+    if (s == NC_OK && nc::quantizes(a->op)) {
+      const nc_matrix& sc = a->scale;
+      s = operand(b, "scale", sc.data, sc.dtype, sc.offset, sc.row_stride, sc.col_stride, nc::scale_rows(a->op, a->m),
+                  nc::scale_cols(a->op, a->n), &message.scale);
     }
     if (s != NC_OK) return s;
     return request(slot, op_forward, &message, sizeof message, nullptr, 0, true, nullptr, 0, "the forward");
@@ -623,13 +640,23 @@ bool read_declaration(bridge& b, const std::string& text, std::string* error) {
     else if (key == "max_elements") b.caps.max_elements = std::stoll(value);
     else if (key == "epsilon_bits") b.epsilons.push_back(std::bit_cast<float>(std::uint32_t(std::stoul(value, nullptr, 16))));
     else if (key == "n_multiple") b.caps.n_multiple = std::stoll(value);
-    else if (key == "operation") {  // "residual<TAB>in_place<TAB>offset bits (hex)<TAB>rows"
+    else if (key == "operation") {
+      // "residual<TAB>in_place<TAB>offset bits (hex)<TAB>rows", then for a quantized output
+      // "<TAB>quant<TAB>scale<TAB>apply<TAB>group<TAB>scale floor bits (hex)"
       std::istringstream fields(value);
-      std::uint32_t residual = 0, in_place = 0, rows = 0;
-      std::string bits;
+      std::uint32_t residual = 0, in_place = 0, rows = 0, quant = 0, scale = 0, apply = 0;
+      std::int32_t group = 0;
+      std::string bits, floor_bits = "0";
       fields >> residual >> in_place >> bits >> rows;
-      b.operations.push_back({nc_residual(residual), in_place, std::bit_cast<float>(std::uint32_t(std::stoul(bits, nullptr, 16))),
-                              nc_rows(rows)});
+      if (fields >> quant) fields >> scale >> apply >> group >> floor_bits;
+      nc_operation op{nc_residual(residual), in_place, std::bit_cast<float>(std::uint32_t(std::stoul(bits, nullptr, 16))),
+                      nc_rows(rows)};
+      op.quant = nc_quant(quant);
+      op.scale = nc_scale(scale);
+      op.apply = nc_scale_apply(apply);
+      op.group = group;
+      op.scale_floor = std::bit_cast<float>(std::uint32_t(std::stoul(floor_bits, nullptr, 16)));
+      b.operations.push_back(op);
     }
   }
   b.caps.operation_count = std::uint32_t(b.operations.size());
@@ -651,7 +678,7 @@ const nc_plugin* load(std::uint32_t abi_version, const char* spec, const char** 
     if (error) *error = load_error.c_str();
     return nullptr;
   };
-  if (abi_version != NORMCHECK_ABI_VERSION) return refuse("the Python bridge serves ABI version 2 only");
+  if (abi_version != NORMCHECK_ABI_VERSION) return refuse("the Python bridge serves ABI version " + std::to_string(NORMCHECK_ABI_VERSION) + " only");
   if (spec == nullptr || *spec == '\0') return refuse("no Python kernel named (NORMCHECK_PYTHON_KERNEL is empty)");
   std::lock_guard guard(bridges_lock);
   for (bridge& b : bridges)

@@ -8,10 +8,24 @@ the case's dtype, element offset and strides -- no contiguous copy -- calls the 
 function, writes what it returns into the output views, and checks the inputs' elements are
 bit-identical afterwards. kernels/python/README.md documents the spec syntax, the styles, the
 declaration and the exception rule.
+
+A variant's call (abi.h "Variants") adds keywords: weight_offset= (when not 0); residual= and
+residual_rounding= ("rounded" | "fp32") for a residual add, whose forward returns residual_out
+last. A quantized output (an operation declared with "quant") adds quant= ("e4m3" | "e5m2" |
+"int8"), scale_kind= ("static" | "per_token" | "per_group") and apply= ("reciprocal" |
+"divide"), then scale= (static: a 0-d numpy float32, or a 0-d float32 tensor on the device) or
+scale_floor= (a float) and, per group, group= (an int). Its forward returns
+    static      (codes, r)                       [+ residual_out]
+    per_token   (codes, r, scales (M,))          [+ residual_out]
+    per_group   (codes, r, scales (M, N/group))  [+ residual_out]
+(r left out without r): codes M x N of one byte, numpy uint8 (int8 too for int8) or torch
+float8_e4m3fn / float8_e5m2 / int8 (uint8 too); their bytes go into y at its strides, the
+scales into the scale operand at its strides.
 """
 
 import importlib
 import importlib.util
+import numbers
 import os
 import re
 import socket
@@ -27,14 +41,20 @@ NC_OK, NC_ERR_INVALID_ARGUMENT, NC_ERR_UNSUPPORTED, NC_ERR_RUNTIME, NC_ERR_NO_DE
 OPERAND = struct.Struct("<QQqqqq")
 FORWARD = struct.Struct("<qqII")
 BACKWARD = struct.Struct("<qq")
-# the call's operation (abi.h "Variants"): residual mode, in place, the weight offset's fp32 bits
-OPERATION = struct.Struct("<IIII")
+# the call's operation (abi.h "Variants"): residual mode, in place, the weight offset's fp32 bits,
+# rows, then a quantized output's quant, scale, apply, group and the scale floor's fp32 bits, and a 0
+OPERATION = struct.Struct("<IIIIIIIIII")
 # heads, the head stride of the message's four 2-D operands, then a 4-D view's tokens a batch
 # (0: a 3-D view) and the four operands' batch strides
 HEADS = struct.Struct("<qqqqqqqqqq")
 NO_HEADS = (1, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 RESIDUALS = {"none": 0, "rounded": 1, "fp32": 2}
 ROWS = {"matrix": 0, "heads": 1, "batches": 2}
+# a quantized output (abi.h nc_quant, nc_scale, nc_scale_apply): y holds one-byte codes
+QUANTS = {"none": 0, "e4m3": 1, "e5m2": 2, "int8": 3}
+SCALES = {"static": 0, "per_token": 1, "per_group": 2}
+APPLIES = {"reciprocal": 0, "divide": 1}
+OPERATION_KEYS = ("residual", "in_place", "weight_offset", "rows", "quant", "scale", "apply", "group", "scale_floor")
 
 PAIRS = {"fp32": 1, "fp16": 2, "bf16": 4, "fp16+fp32 gamma": 8, "bf16+fp32 gamma": 16}
 LAYOUTS = {"padded_rows": 1, "offsets": 2, "misaligned": 4, "column_strided": 8}
@@ -75,13 +95,91 @@ def load_function(spec):
     return module, function
 
 
+def fp32_bits(value, what, strict=False):
+    """a declared number's fp32 bits; a declaration error when it has none (not a number, past fp32;
+    strict: anything but a real number, a bool or a string included)"""
+    try:
+        if strict and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+            raise TypeError
+        return struct.unpack("<I", struct.pack("<f", float(value)))[0]
+    except (TypeError, ValueError, OverflowError):
+        raise declaration_error(f"{what} = {value!r}: must be a number that fp32 holds") from None
+
+
+def operation_line(op):
+    """one declared operation -> the declaration's "operation" line for bridge.cpp:
+    residual, in_place, weight_offset bits (hex), rows, then with a quantized output quant, scale,
+    apply, group and scale_floor bits (hex)"""
+    where = f"NORMCHECK_CAPABILITIES['operations'] holds {op!r}"
+    if not isinstance(op, dict):
+        raise declaration_error(f"{where}: each operation is a dict with keys among {list(OPERATION_KEYS)}")
+    unknown_op = set(op) - set(OPERATION_KEYS)
+    residual = op.get("residual", "none")
+    rows = op.get("rows", "matrix")
+    if unknown_op or residual not in RESIDUALS or rows not in ROWS:
+        raise declaration_error(f"{where}: keys residual ({' | '.join(RESIDUALS)}), in_place, weight_offset, rows "
+                                f"({' | '.join(ROWS)}), quant ({' | '.join(QUANTS)}), scale ({' | '.join(SCALES)}), "
+                                f"apply ({' | '.join(APPLIES)}), group, scale_floor"
+                                + (f"; unknown: {sorted(unknown_op)}" if unknown_op else ""))
+    in_place = bool(op.get("in_place", False))
+    if in_place and residual == "none":
+        raise declaration_error(f"{where}: in_place needs a residual add")
+    bits = fp32_bits(op.get("weight_offset", 0.0), f"{where}: 'weight_offset'")
+    line = f"{RESIDUALS[residual]}\t{int(in_place)}\t{bits:08x}\t{ROWS[rows]}"
+    quant = op.get("quant", "none")
+    if quant not in QUANTS:
+        raise declaration_error(f"{where}: 'quant' = {quant!r}: must be one of {' | '.join(QUANTS)}")
+    if quant == "none":
+        given = [k for k in ("scale", "apply", "group", "scale_floor") if k in op]
+        if given:
+            raise declaration_error(f"{where}: {', '.join(repr(k) for k in given)} "
+                                    f"belong{'s' if len(given) == 1 else ''} to a quantized output: "
+                                    f"add 'quant': 'e4m3' | 'e5m2' | 'int8'")
+        return line
+    # a quantized output (abi.h "Quantized output"): forward only, 2-D rows, any residual and offset
+    if rows != "matrix":
+        raise declaration_error(f"{where}: a quantized output ('quant' = {quant!r}) takes 2-D rows: 'rows' must be "
+                                f"'matrix', not {rows!r}")
+    if "scale" not in op:
+        raise declaration_error(f"{where}: a quantized output needs 'scale': {' | '.join(SCALES)}")
+    scale = op["scale"]
+    if scale not in SCALES:
+        raise declaration_error(f"{where}: 'scale' = {scale!r}: must be one of {' | '.join(SCALES)}")
+    apply = op.get("apply", "reciprocal")
+    if apply not in APPLIES:
+        raise declaration_error(f"{where}: 'apply' = {apply!r}: must be one of {' | '.join(APPLIES)} "
+                                f"(v * fl32(1/scale), or fl32(v / scale))")
+    group = 0
+    if scale == "per_group":
+        group = op.get("group")
+        if isinstance(group, bool) or not isinstance(group, numbers.Integral) or not 1 <= group < 2 ** 31:
+            raise declaration_error(f"{where}: 'group' = {group!r}: per_group scales need 'group', the columns a "
+                                    f"group, an int >= 1 (N is then drawn a multiple of it)")
+    elif "group" in op:
+        raise declaration_error(f"{where}: 'group' belongs to 'scale': 'per_group' only, not {scale!r}")
+    floor_bits = 0
+    if scale == "static":
+        if "scale_floor" in op:
+            raise declaration_error(f"{where}: 'scale_floor' belongs to dynamic scales ('per_token', 'per_group'): "
+                                    f"a static scale is the caller's")
+    else:
+        floor = op.get("scale_floor", 0.0)
+        floor_bits = fp32_bits(floor, f"{where}: 'scale_floor'", strict=True)
+        floor32 = struct.unpack("<f", struct.pack("<I", floor_bits))[0]
+        if not (floor32 >= 0.0 and floor32 != float("inf")):
+            raise declaration_error(f"{where}: 'scale_floor' = {floor!r}: must be finite and >= 0 (the least "
+                                    f"scale written)")
+    return line + f"\t{QUANTS[quant]}\t{SCALES[scale]}\t{APPLIES[apply]}\t{int(group)}\t{floor_bits:08x}"
+
+
 class numpy_memory:
     """allocations as numpy uint8 arrays (host memory)"""
 
     def __init__(self):
         import numpy
         self.np = numpy
-        self.dtypes = (numpy.float32, numpy.float16, None)  # numpy has no bf16
+        # numpy has no bf16; the codes of a quantized y (abi.h NC_FP8_E4M3, NC_FP8_E5M2, NC_INT8) as bytes
+        self.dtypes = (numpy.float32, numpy.float16, None, numpy.uint8, numpy.uint8, numpy.int8)
         self.bits = (numpy.uint32, numpy.uint16, numpy.uint16)
         self.backend = "python-numpy"
 
@@ -134,6 +232,19 @@ class numpy_memory:
     def private_copy(self, v):
         return v.copy()
 
+    def codes(self, value, view, quant):
+        """a quantized y as the kernel returned it -> y's bytes: numpy uint8 (int8 too for int8)"""
+        np = self.np
+        allowed = (np.dtype(np.uint8),) + ((np.dtype(np.int8),) if quant == "int8" else ())
+        if value.dtype not in allowed:
+            raise RuntimeError(f"the kernel returned the codes (y) in {value.dtype}: the codes of {quant} are numpy "
+                               f"{' or '.join(str(t) for t in allowed)}, one byte an element (the format's bit pattern)")
+        return value.view(view.dtype)
+
+    def static_scale(self, view):
+        """the static scale (a 1 x 1 fp32 input) for the kernel: a 0-d numpy float32, a copy"""
+        return self.np.float32(view[0, 0])
+
 
 class torch_memory:
     """allocations as torch uint8 tensors on the GPU (torch's CPU when there is none)"""
@@ -144,7 +255,8 @@ class torch_memory:
         if device is None:
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = torch.device(device)
-        self.dtypes = (torch.float32, torch.float16, torch.bfloat16)
+        # the codes of a quantized y as bytes (a kernel may return float8 tensors: they are viewed as bytes)
+        self.dtypes = (torch.float32, torch.float16, torch.bfloat16, torch.uint8, torch.uint8, torch.int8)
         self.bits = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}
         self.backend = "python-torch-" + self.device.type
         self.staging = None
@@ -220,6 +332,23 @@ class torch_memory:
 
     def private_copy(self, v):
         return v.clone()
+
+    def codes(self, value, view, quant):
+        """a quantized y as the kernel returned it -> y's bytes: a torch float8_e4m3fn, float8_e5m2 or
+        int8 tensor as the format says, or its bytes as uint8"""
+        torch = self.torch
+        names = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2", "int8": "int8"}[quant]
+        allowed = [getattr(torch, names)] if hasattr(torch, names) else []
+        allowed.append(torch.uint8)
+        if value.dtype not in allowed:
+            raise RuntimeError(f"the kernel returned the codes (y) as {value.dtype}: the codes of {quant} are "
+                               f"torch.{names} (or their bytes as torch.uint8), one byte an element")
+        return value.view(torch.uint8).view(view.dtype)
+
+    def static_scale(self, view):
+        """the static scale (a 1 x 1 fp32 input) for the kernel: a 0-d float32 tensor on the
+        operands' device, a copy"""
+        return view[0, 0].clone()
 
 
 def receive_into(sock, view):
@@ -316,22 +445,14 @@ class kernel:
         for e in declared.get("epsilons", []):
             self.declaration.append(("epsilon_bits", "%08x" % struct.unpack("<I", struct.pack("<f", e))[0]))
         # the variants (abi.h "Variants"): a list of {"residual": "none" | "rounded" | "fp32",
-        # "in_place": bool, "weight_offset": float, "rows": "matrix" | "heads" | "batches"}; absent:
-        # the plain operator only. Per-head rows come to the kernel as [tokens, heads, N] views, r as
-        # [tokens, heads]; "batches" as [batches, tokens, heads, N] views, r as [batches, tokens, heads]
+        # "in_place": bool, "weight_offset": float, "rows": "matrix" | "heads" | "batches"}, and for a
+        # quantized output "quant": "e4m3" | "e5m2" | "int8", "scale": "static" | "per_token" |
+        # "per_group", "apply": "reciprocal" | "divide", "group": int (per_group), "scale_floor":
+        # float (per_token, per_group); absent: the plain operator only. Per-head rows come to the
+        # kernel as [tokens, heads, N] views, r as [tokens, heads]; "batches" as [batches, tokens,
+        # heads, N] views, r as [batches, tokens, heads]
         for op in declared.get("operations", []):
-            unknown_op = set(op) - {"residual", "in_place", "weight_offset", "rows"}
-            residual = op.get("residual", "none")
-            rows = op.get("rows", "matrix")
-            if unknown_op or residual not in RESIDUALS or rows not in ROWS:
-                raise declaration_error(f"NORMCHECK_CAPABILITIES['operations'] holds {op!r}: keys residual "
-                                        f"({' | '.join(RESIDUALS)}), in_place, weight_offset, rows "
-                                        f"({' | '.join(ROWS)})")
-            in_place = bool(op.get("in_place", False))
-            if in_place and residual == "none":
-                raise declaration_error(f"NORMCHECK_CAPABILITIES['operations'] holds {op!r}: in_place needs a residual add")
-            bits = struct.unpack("<I", struct.pack("<f", float(op.get("weight_offset", 0.0))))[0]
-            self.declaration.append(("operation", f"{RESIDUALS[residual]}\t{int(in_place)}\t{bits:08x}\t{ROWS[rows]}"))
+            self.declaration.append(("operation", operation_line(op)))
         if "n_multiple" in declared:
             self.declaration.append(("n_multiple", int(declared["n_multiple"])))
         self.allocations = {}
@@ -382,6 +503,8 @@ class kernel:
         if shape != tuple(view.shape):
             if what == "r" and shape in ((view.shape[0], 1),):
                 value = value.reshape(view.shape)
+            elif what == "scale" and view.shape[1:] == (1,) and shape == view.shape[:1]:
+                value = value.reshape(view.shape)  # per-token scales as (M,)
             else:
                 raise RuntimeError(f"the kernel returned {what} of shape {shape}, the case's '{what}' is "
                                    f"{tuple(view.shape)}")
@@ -409,20 +532,45 @@ class kernel:
     def variant_arguments(operation):
         """the keyword arguments of a call's operation (none for the plain operator): weight_offset,
         and for a residual add residual_rounding ("rounded" | "fp32") beside the operand"""
-        residual, _, offset_bits, _ = operation
+        residual, offset_bits = operation[0], operation[2]
         offset = struct.unpack("<f", struct.pack("<I", offset_bits))[0]
         kwargs = {"weight_offset": offset} if offset != 0.0 else {}
         if residual != 0:
             kwargs["residual_rounding"] = "rounded" if residual == 1 else "fp32"
         return kwargs
 
-    def forward(self, m, n, epsilon, x, gamma, y, r, operation=(0, 0, 0, 0), residual=None, residual_out=None,
-                heads=NO_HEADS):
+    @staticmethod
+    def quantization_of(operation):
+        """a quantized output's (quant, scale kind, apply, group, scale floor) by their declaration
+        names; None for an operation whose y is in x's dtype"""
+        quant, scale, apply, group, floor_bits = operation[4:9]
+        if quant == 0:
+            return None
+        name = {v: k for k, v in QUANTS.items()}
+        kind = {v: k for k, v in SCALES.items()}
+        how = {v: k for k, v in APPLIES.items()}
+        return (name[quant], kind[scale], how[apply], group, struct.unpack("<f", struct.pack("<I", floor_bits))[0])
+
+    def forward(self, m, n, epsilon, x, gamma, y, r, operation=(0,) * 10, residual=None, residual_out=None,
+                heads=NO_HEADS, scale=None):
         h, (hx, hy, hres, hout), t, (bx, by, bres, bout) = heads[0], heads[1:5], heads[5], heads[6:]
         xv, gv, yv = self.matrix(x, m, n, h, hx, t, bx), self.vector(gamma, n), self.matrix(y, m, n, h, hy, t, by)
         rv = self.vector(r, m, h, t) if self.writes_r else None
         kwargs = self.variant_arguments(operation)
         adds = operation[0] != 0
+        # a quantized output (abi.h "Quantized output"): y is a byte view of the codes; the scale
+        # operand is read (static: passed as scale=) or written (dynamic: returned after r)
+        quantized = self.quantization_of(operation)
+        if quantized:
+            quant, kind, apply, group, floor = quantized
+            kwargs.update(quant=quant, scale_kind=kind, apply=apply)
+            sv = self.matrix(scale, 1 if kind == "static" else m, n // group if kind == "per_group" else 1)
+            if kind == "static":
+                kwargs["scale"] = self.memory.static_scale(sv)
+            else:
+                kwargs["scale_floor"] = floor
+                if kind == "per_group":
+                    kwargs["group"] = group
         inputs, names = (xv, gv), ("x", "gamma")
         if adds:
             # a residual add: the function takes residual=..., returns h (residual_out) last
@@ -436,6 +584,9 @@ class kernel:
             def run(xi, gi, *res):
                 return self.function(xi, gi, epsilon, **({"residual": res[0]} if res else {}), **kwargs)
         out = self.call(inputs, names, run)
+        if quantized:
+            self.store_quantized(out, quantized, adds, yv, rv, sv, hv if adds else None)
+            return
         h_out = None
         if adds:
             if not isinstance(out, (tuple, list)) or len(out) < 2:
@@ -462,7 +613,36 @@ class kernel:
             self.memory.store(hv, h_out)
         self.memory.synchronize()
 
-    def backward(self, m, n, x, gamma, dy, r, dx, dgamma, operation=(0, 0, 0, 0), residual_grad=None,
+    def store_quantized(self, out, quantized, adds, yv, rv, sv, hv):
+        """a quantized forward's results -> its operands: (codes, r) for a static scale, (codes, r,
+        scales) for a dynamic one, residual_out appended for a residual add, r left out without r"""
+        quant, kind, _, group, _ = quantized
+        parts = ["codes"] + (["r"] if self.writes_r else []) + ([] if kind == "static" else ["scales"]) + \
+                (["residual_out"] if adds else [])
+        values = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+        if len(values) != len(parts):
+            raise RuntimeError(f"a quantized forward ({quant}, {kind} scale{', a residual add' if adds else ''}) "
+                               f"returns ({', '.join(parts)}{',' if len(parts) == 1 else ''}); it returned "
+                               f"{len(values)} value{'' if len(values) == 1 else 's'}")
+        got = dict(zip(parts, values))
+        codes = self.memory.as_result(got["codes"], yv, "y")
+        if tuple(codes.shape) != tuple(yv.shape):
+            raise RuntimeError(f"the kernel returned the codes (y) of shape {tuple(codes.shape)}, the case's 'y' is "
+                               f"{tuple(yv.shape)}")
+        codes = self.memory.codes(codes, yv, quant)
+        r_out = self.result(got["r"], rv, "r") if self.writes_r else None
+        scales = self.result(got["scales"], sv, "scale") if kind != "static" else None
+        h_out = self.result(got["residual_out"], hv, "residual_out") if adds else None
+        self.memory.store(yv, codes)
+        if self.writes_r:
+            self.memory.store(rv, r_out)
+        if scales is not None:
+            self.memory.store(sv, scales)
+        if adds:  # in place, residual_out is the residual's memory: written after every read of it
+            self.memory.store(hv, h_out)
+        self.memory.synchronize()
+
+    def backward(self, m, n, x, gamma, dy, r, dx, dgamma, operation=(0,) * 10, residual_grad=None,
                  heads=NO_HEADS):
         h, (hx, hdy, hdx, hgrad), t, (bx, bdy, bdx, bgrad) = heads[0], heads[1:5], heads[5], heads[6:]
         xv, gv = self.matrix(x, m, n, h, hx, t, bx), self.vector(gamma, n)
@@ -591,9 +771,10 @@ def serve(sock):
                 operation = OPERATION.unpack_from(payload, at)
                 residuals = [OPERAND.unpack_from(payload, at + OPERATION.size + i * OPERAND.size) for i in range(2)]
                 heads = HEADS.unpack_from(payload, at + OPERATION.size + 2 * OPERAND.size)
+                scale = OPERAND.unpack_from(payload, at + OPERATION.size + 2 * OPERAND.size + HEADS.size)
                 k.last_epsilon = epsilon
                 try:
-                    k.forward(m, n, epsilon, *ops, operation, *residuals, heads)
+                    k.forward(m, n, epsilon, *ops, operation, *residuals, heads, scale)
                     reply(sock, NC_OK)
                 except BaseException as e:  # noqa: BLE001 -- SystemExit from the kernel included
                     reply(sock, *status_of(e, "forward"))

@@ -8,13 +8,15 @@
 # It runs `check all` on the document's Triton kernel (seed_triton.py), the document's exercise
 # on its divide-by-BLOCK variant (the N = 257 replay must fail, N = 256 pass, check all fail),
 # and the peer campaign: `check all` on each torch peer of torch_peers.py (eager, compiled,
-# composite; each `_with_r`, so the backward is tested too), every dtype pair the peer declares.
+# composite; each `_with_r`, so the backward is tested too), every dtype pair the peer declares,
+# and `check all --variant V` on torch_quantized.py for each quantized variant it declares (QUANTIZED
+# the list, CASES_QUANTIZED the cases a property, default 100).
 # Each run's output goes to OUT (default reports/out/python-gpu), with its JSON report; the
 # last lines say, per run, the exit code expected and got. NORMCHECK_PYTHON picks the
 # interpreter (default python3), CASES the cases a property (200), PEERS the peers to run
 # (default "eager compiled composite composite_declared"), PEER_EXPECT "peer=code ..." the exit codes expected of
 # them (default 0 each), PEER_CASES "peer=cases ..." a peer's own case count (torch.compile
-# compiles again for each new shape, dtype and stride pattern), ONLY "seed" or "peers" one half, RUN_LIMIT the seconds a run may take
+# compiles again for each new shape, dtype and stride pattern), ONLY "seed", "peers" or "quantized" one part, RUN_LIMIT the seconds a run may take
 # (900; exit 124 past it), JOBS the runs at once (default 1; each run is its own process with its
 # own Python workers, so runs side by side share only the device and the host's memory). With
 # JOBS > 1 the far-row property (an 8.6 GB x through the bridge's socket, tens of GB of host
@@ -34,7 +36,9 @@ mkdir -p "$out"
 [ -x "$normcheck" ] || { echo "run_on_gpu.sh: no $normcheck (build first, or name the build folder)" >&2; exit 64; }
 jobs=${JOBS:-1}
 far_rows=rows_past_element_2_to_the_31_match_the_exact_oracle skip_far=""
-[ "$jobs" -gt 1 ] && [ "${ONLY:-peers}" != seed ] && skip_far=1
+# ONLY names one part (seed, peers, quantized); unset: all three
+part() { [ -z "${ONLY:-}" ] || [ "$ONLY" = "$1" ]; }
+[ "$jobs" -gt 1 ] && part peers && skip_far=1
 status_dir=$out/.status started=0
 rm -rf "$status_dir" && mkdir -p "$status_dir"
 # run NAME EXPECTED COMMAND...: in the background while fewer than JOBS runs are going; its
@@ -67,7 +71,7 @@ peer_expected() {
   echo "$code"
 }
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'cuda', torch.cuda.is_available())"
-if [ "${ONLY:-seed}" != peers ]; then
+if part seed; then
   run seed_triton_check_all 0 "$normcheck" check all --kernel $examples/seed_triton.py --cases "$cases" --case-dir "$out/cases" \
       --json "$out/seed_triton.json"
   run seed_triton_replay_257 0 "$normcheck" replay $seed_cases/ones-257.case --kernel $examples/seed_triton.py
@@ -76,7 +80,7 @@ if [ "${ONLY:-seed}" != peers ]; then
   run seed_triton_block_check_all 1 env NORMCHECK_SHRINK_SECONDS=10 "$normcheck" check all --kernel $examples/seed_triton_block.py \
       --cases 100 --case-dir "$out/cases_block"
 fi
-if [ "${ONLY:-peers}" != seed ]; then
+if part peers; then
   for peer in ${PEERS:-eager compiled composite composite_declared}; do
     expected=$(peer_expected "$peer") peer_cases=$cases
     for e in ${PEER_CASES:-}; do
@@ -84,6 +88,15 @@ if [ "${ONLY:-peers}" != seed ]; then
     done
     run "peer_$peer" "$expected" "$normcheck" check all --kernel "$examples/torch_peers.py:${peer}_with_r" --cases "$peer_cases" \
         ${skip_far:+--skip "$far_rows"} --case-dir "$out/cases_$peer" --json "$out/peer_$peer.json"
+  done
+fi
+if part quantized; then
+  # quantized outputs (abi.h "Quantized output"): torch's float8 casts after a clamp, codes returned as
+  # float8 / int8 tensors, the static scale a 0-d device tensor
+  for variant in ${QUANTIZED:-rmsnorm_fp8_static rmsnorm_int8_static rmsnorm_fp8_per_token rmsnorm_fp8_per_group \
+                 rmsnorm_int8_per_token add_rmsnorm_fp8_static add_rmsnorm_fp8_per_token}; do
+    run "quantized_$variant" 0 "$normcheck" check all --kernel $examples/torch_quantized.py --variant "$variant" \
+        --cases "${CASES_QUANTIZED:-100}" --case-dir "$out/cases_quantized" --json "$out/quantized_$variant.json"
   done
 fi
 wait

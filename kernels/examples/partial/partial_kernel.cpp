@@ -22,6 +22,20 @@
 //                              computes: fp32 subnormals read and made as 0
 //   PARTIAL_PER_HEAD           a QK-norm kernel: per-head rows of [tokens, heads, N] views only
 //                              (plain and Gemma's offset), forward and backward
+//   PARTIAL_FP8_STATIC         vLLM's rms_norm_static_fp8_quant and, in place after the rounded
+//                              residual add, its fused_add_rms_norm_static_fp8_quant: q = Q(v *
+//                              (1/scale)) into OCP E4M3, one static scale an input (the variants
+//                              rmsnorm_fp8_static and add_rmsnorm_fp8_static), beside the two
+//                              unquantized operations (the twins that `a static scale of 1 is the
+//                              plain y quantized` compares with), forward only. v is the fp32 y:
+//                              vLLM's kernels round y to x's dtype first and would also declare
+//                              NC_QUANTIZES_ROUNDED_Y. *_UNDECLARED declares only the two
+//                              unquantized operations (the quantized ones then go untested:
+//                              `check --variant rmsnorm_fp8_static` refuses, exit 64); and a
+//   PARTIAL_FP8_STATIC_UNSATURATED  seeded defect: the declared kernel whose E4M3 conversion has
+//                              lost its saturation clamp (a value past 448 rounds on into the NaN
+//                              code, then wraps: the shipped kernel's mutant quant-no-saturation),
+//                              which `check all --variant rmsnorm_fp8_static` must fail
 //
 // Each checks the contract first (an invalid call is NC_ERR_INVALID_ARGUMENT naming the
 // argument, kernels/src/contract.cpp), then its declaration (a valid call outside it is
@@ -95,6 +109,21 @@ const nc_capabilities caps = {NC_PAIRS_ALL, NC_LAYOUTS_ALL, 0, 0, nullptr, 0, 0,
 #else
 const nc_capabilities caps = {NC_PAIRS_ALL, NC_LAYOUTS_ALL, 0, 0, nullptr, 0, 0};
 #endif
+#elif defined(PARTIAL_FP8_STATIC) || defined(PARTIAL_FP8_STATIC_UNDECLARED) || defined(PARTIAL_FP8_STATIC_UNSATURATED)
+constexpr const char* plugin_name = "partial-fp8-static";
+// vLLM's four: rms_norm, fused_add_rms_norm (rounded sum, in place) and each with a static E4M3 scale
+// applied by its reciprocal (vLLM's scale_inv = 1 / *scale, then x·r·gamma·scale_inv)
+const nc_operation fp8_static_operations[] = {
+    {NC_RESIDUAL_NONE, 0, 0.0f, NC_ROWS_MATRIX},
+    {NC_RESIDUAL_ROUNDED, 1, 0.0f, NC_ROWS_MATRIX},
+    {NC_RESIDUAL_NONE, 0, 0.0f, NC_ROWS_MATRIX, NC_QUANT_FP8_E4M3, NC_SCALE_STATIC, NC_APPLY_RECIPROCAL},
+    {NC_RESIDUAL_ROUNDED, 1, 0.0f, NC_ROWS_MATRIX, NC_QUANT_FP8_E4M3, NC_SCALE_STATIC, NC_APPLY_RECIPROCAL}};
+#if defined(PARTIAL_FP8_STATIC_UNDECLARED)
+// the same kernel declaring the first two (the unquantized operations) only
+const nc_capabilities caps = {NC_PAIRS_ALL, NC_LAYOUTS_ALL, NC_FORWARD_ONLY, 0, nullptr, 0, 0, 2, fp8_static_operations, 0};
+#else
+const nc_capabilities caps = {NC_PAIRS_ALL, NC_LAYOUTS_ALL, NC_FORWARD_ONLY, 0, nullptr, 0, 0, 4, fp8_static_operations, 0};
+#endif
 #else
 #error "define one PARTIAL_* variant"
 #endif
@@ -109,7 +138,7 @@ std::uint32_t needs(std::int64_t offset, std::int64_t row_stride, std::int64_t c
   if (offset != 0) bits |= (offset * size) % 16 == 0 ? NC_LAYOUT_OFFSETS : NC_LAYOUT_MISALIGNED;
   return bits;
 }
-std::int64_t size_of(nc_dtype t) { return t == NC_F32 ? 4 : 2; }
+std::int64_t size_of(nc_dtype t) { return std::int64_t(nc::size_of(t)); }  // 1 for a quantized y's codes
 std::uint32_t needs(const nc_matrix& a, std::int64_t n) {
   return needs(a.offset, a.row_stride, a.col_stride, n, size_of(a.dtype));
 }
@@ -135,6 +164,14 @@ nc_status unsupported(const std::string& what) {
 [[maybe_unused]] bool computes(const nc_operation& op) { return op.residual == NC_RESIDUAL_NONE && op.weight_offset == 1.0f; }
 #elif defined(PARTIAL_PER_HEAD) || defined(PARTIAL_PER_HEAD_UNDECLARED)
 [[maybe_unused]] bool computes(const nc_operation& op) { return op.residual == NC_RESIDUAL_NONE && op.rows == NC_ROWS_HEADS; }
+#elif defined(PARTIAL_FP8_STATIC) || defined(PARTIAL_FP8_STATIC_UNDECLARED) || defined(PARTIAL_FP8_STATIC_UNSATURATED)
+// all four of vLLM's operations, declared or not (the quantization fields count only when quantized)
+[[maybe_unused]] bool computes(const nc_operation& op) {
+  const bool add = op.residual == NC_RESIDUAL_NONE || (op.residual == NC_RESIDUAL_ROUNDED && op.in_place == 1);
+  const bool output = op.quant == NC_QUANT_NONE || (op.quant == NC_QUANT_FP8_E4M3 && op.scale == NC_SCALE_STATIC &&
+                                                   op.apply == NC_APPLY_RECIPROCAL);
+  return add && output && op.weight_offset == 0.0f && op.rows == NC_ROWS_MATRIX;
+}
 #else
 [[maybe_unused]] bool computes(const nc_operation& op) {
   return op.residual == NC_RESIDUAL_NONE && op.weight_offset == 0.0f && op.rows == NC_ROWS_MATRIX;
@@ -183,6 +220,18 @@ struct partial_order : torch_order {
 #endif
     return torch_order::forward_row(n, x, gamma, epsilon, y);
   }
+
+#ifdef PARTIAL_FP8_STATIC_UNSATURATED
+  // the seeded defect: the kit's E4M3 conversion (float_to_e4m3) without its saturation clamp. A
+  // value in (448, 464] still rounds to 448; past it the rounding runs on into the NaN code 0x7f
+  // and then wraps through the sign bit (Inf gives 0x38, the code of 1.0)
+  static std::uint8_t e4m3_code(float q) {
+    const std::uint32_t bits = std::bit_cast<std::uint32_t>(q), magnitude = bits & 0x7fffffffu;
+    if (magnitude > 0x7f800000u || std::bit_cast<float>(magnitude) <= 448.0f) return float_to_e4m3(q);
+    const std::uint32_t rounded = (magnitude + 0x7ffffu + ((magnitude >> 20) & 1u)) >> 20;
+    return std::uint8_t(((bits >> 24) & 0x80u) | (rounded - (120u << 3)));
+  }
+#endif
 };
 
 #ifndef PARTIAL_FIXED_EPSILON

@@ -1,10 +1,12 @@
 #!/bin/sh
-# expect_caught.sh NORMCHECK KERNEL CASE_DIR: `normcheck check all` on a buggy kernel must exit
-# 1 with a counterexample shrunk at least once ("counterexample (after K shrinks)", K > 0), and
-# `normcheck replay` of the case file it wrote must exit 1 too.
+# expect_caught.sh NORMCHECK KERNEL CASE_DIR [ARGS...]: `normcheck check all` on a buggy kernel
+# (with ARGS, e.g. --variant NAME) must exit 1 with a counterexample shrunk at least once
+# ("counterexample (after K shrinks)", K > 0), and `normcheck replay` of the case file it wrote
+# must exit 1 too.
 normcheck=$1 kernel=$2 case_dir=$3
+shift 3
 rm -rf "$case_dir"
-output=$("$normcheck" check all --kernel "$kernel" --cases 100 --seed 1 --case-dir "$case_dir" 2>&1)
+output=$("$normcheck" check all --kernel "$kernel" --cases 100 --seed 1 --case-dir "$case_dir" "$@" 2>&1)
 status=$?
 printf '%s\n' "$output"
 [ "$status" -eq 1 ] || { echo "expect_caught: check all exited $status, expected 1" >&2; exit 1; }
