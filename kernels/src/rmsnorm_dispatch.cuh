@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <type_traits>
 
 #include "contract.hpp"
 #include "normcheck/variant.hpp"
@@ -89,9 +90,38 @@ inline bool vector_gamma(const nc_vector& g) {
 // a residual add's operands take the vector path only when they are fit for it too
 inline bool adds_residual(const nc_operation& op) { return op.residual != NC_RESIDUAL_NONE; }
 
+// a quantized output's vector path (rmsnorm_quantize.cuh forward_quantized_vector): x, the
+// residual operands and gamma as the plain vector paths take them, the codes unit-stride on W
+// bytes (W = x's vector width), a row of up to 256 vectors for a warp and 2048 for 256 threads,
+// and a per-group scale's group a power-of-two count of vectors up to a warp's 32
+inline std::optional<path> quantized_vector_path(const nc_forward_args& a) {
+  const std::size_t size = dtype_size(a.x.dtype);
+  const std::int64_t width = 16 / std::int64_t(size), vectors = a.n / width;
+  const auto codes_fit = [&] {
+    return a.y.col_stride == 1 && (reinterpret_cast<std::uintptr_t>(a.y.data) + std::uintptr_t(a.y.offset)) % width == 0 &&
+           a.y.row_stride % width == 0;
+  };
+  const auto group_fits = [&] {
+    if (a.op.scale != NC_SCALE_PER_GROUP) return true;
+    const std::int64_t lanes = a.op.group / width;
+    return a.op.group % width == 0 && lanes >= 1 && lanes <= 32 && (lanes & (lanes - 1)) == 0;
+  };
+  const bool residual_fits = !adds_residual(a.op) || (vector_matrix(a.residual, a.n, size) &&
+                                                       vector_matrix(a.residual_out, a.n, size));
+  if (!(vector_matrix(a.x, a.n, size) && vector_gamma(a.gamma) && residual_fits && codes_fit() && group_fits()))
+    return std::nullopt;
+  if (vectors <= 32 * std::int64_t(quantized_vectors)) return path::vector_warp;
+  if (vectors <= 256 * std::int64_t(quantized_vectors)) return path::vector_block256;
+  return std::nullopt;
+}
+
 inline path forward_path(const nc_forward_args& a) {
-  // a quantized output takes forward_quantized, which reads any layout (rmsnorm_quantize.cuh)
-  if (quantizes(a.op)) return a.n <= strided_warp_max_n ? path::strided_warp : path::strided_block;
+  // a quantized output: forward_quantized_vector where it fits, else forward_quantized, which
+  // reads any layout (rmsnorm_quantize.cuh)
+  if (quantizes(a.op)) {
+    if (const std::optional<path> p = quantized_vector_path(a)) return *p;
+    return a.n <= strided_warp_max_n ? path::strided_warp : path::strided_block;
+  }
   const std::size_t size = dtype_size(a.x.dtype);
   const row_shape rows = rows_of(a.op, a.head);
   const nc_forward_heads& h = a.head;
@@ -209,18 +239,23 @@ nc_status forward_quantized_typed(const nc_forward_args& a, const forward_params
                                 a.scale.col_stride,
                                 int(a.op.scale), a.op.apply == NC_APPLY_DIVIDE ? 1 : 0, int(a.op.residual),
                                 std::int64_t(a.op.group), a.op.scale_floor};
-  const char* what = path_name(forward_path(a));
-  auto launch_format = [&](auto warp, auto block) {
-    return a.n <= strided_warp_max_n ? launch_rows(warp, 32, a.m, cap, a.stream, what, p)
-                                     : launch_rows(block, 256, a.m, cap, a.stream, what, p);
+  const path choice = forward_path(a);
+  const char* what = path_name(choice);
+  // the kernels of one code format: a warp or 256 threads a row, by 16-byte vectors or strided
+  auto launch_format = [&](auto format) {
+    constexpr code_format F = decltype(format)::value;
+    switch (choice) {
+      case path::vector_warp: return launch_rows(forward_quantized_vector<T, G, F, 32>, 32, a.m, cap, a.stream, what, p);
+      case path::vector_block256:
+        return launch_rows(forward_quantized_vector<T, G, F, 256>, 256, a.m, cap, a.stream, what, p);
+      case path::strided_warp: return launch_rows(forward_quantized<T, G, F, 32>, 32, a.m, cap, a.stream, what, p);
+      default: return launch_rows(forward_quantized<T, G, F, 256>, 256, a.m, cap, a.stream, what, p);
+    }
   };
   switch (a.op.quant) {
-    case NC_QUANT_FP8_E4M3:
-      return launch_format(forward_quantized<T, G, code_format::e4m3, 32>, forward_quantized<T, G, code_format::e4m3, 256>);
-    case NC_QUANT_FP8_E5M2:
-      return launch_format(forward_quantized<T, G, code_format::e5m2, 32>, forward_quantized<T, G, code_format::e5m2, 256>);
-    default:
-      return launch_format(forward_quantized<T, G, code_format::int8, 32>, forward_quantized<T, G, code_format::int8, 256>);
+    case NC_QUANT_FP8_E4M3: return launch_format(std::integral_constant<code_format, code_format::e4m3>{});
+    case NC_QUANT_FP8_E5M2: return launch_format(std::integral_constant<code_format, code_format::e5m2>{});
+    default: return launch_format(std::integral_constant<code_format, code_format::int8>{});
   }
 }
 

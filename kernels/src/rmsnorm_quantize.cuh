@@ -1,6 +1,12 @@
 // RMSNorm forward with a quantized output (abi.h "Variants"): y's fp32 value v = x*r*(gamma +
 // offset) (of h = x + residual with a residual add) becomes a one-byte code Q(v / scale).
 //
+// forward_quantized_vector  16-byte loads: x (and the residual) unit-stride with 16-byte aligned
+//                    rows, N a multiple of the vector width W, the codes unit-stride on W bytes.
+//                    RT threads a row keep their up to 8 vectors of x in registers across the
+//                    passes (sum of squares; a per-token scale's amax; the codes, W at a time in
+//                    one store). A group of per-group scales is L = group / W consecutive vectors:
+//                    L lanes of one warp (L a power of two up to 32) find its amax by shuffles.
 // forward_quantized  RT threads a row (a warp, or 256), any strides and offsets; the row is read
 //                    from memory in each pass: its sum of squares, then (a per-token scale) its
 //                    amax, then the codes. Per-group scales: a thread takes whole groups (g =
@@ -70,6 +76,149 @@ struct quantize_params {
   std::int64_t group;
   float floor;
 };
+
+// vectors a thread of forward_quantized_vector holds
+constexpr int quantized_vectors = 8;
+
+// W codes at p (W-byte aligned) in one store, the first at the lowest address
+template <int W>
+__device__ __forceinline__ void store_codes(std::uint8_t* p, const std::uint8_t (&c)[W]) {
+  if constexpr (W == 8) {
+    std::uint64_t word = 0;
+#pragma unroll
+    for (int e = 0; e < W; ++e) word |= std::uint64_t(c[e]) << (8 * e);
+    *reinterpret_cast<std::uint64_t*>(p) = word;
+  } else {
+    std::uint32_t word = 0;
+#pragma unroll
+    for (int e = 0; e < W; ++e) word |= std::uint32_t(c[e]) << (8 * e);
+    *reinterpret_cast<std::uint32_t*>(p) = word;
+  }
+}
+
+template <class T, class G, code_format F, int RT>
+__global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(quantize_params<T, G> p) {
+  constexpr int W = vector_width<T>;
+  constexpr int MAXV = quantized_vectors;
+  constexpr int ROWS = rows_per_block<RT>;
+  __shared__ float warp_totals[ROWS][RT / warp_size];
+  follow_prior_grid();
+  const forward_params<T, G>& f = p.f;
+  const int lane = threadIdx.x % RT;
+  const int slot = threadIdx.x / RT;
+  const std::int64_t vectors = f.n / W;
+  const bool add = p.residual != NC_RESIDUAL_NONE;
+
+  for (std::int64_t row = std::int64_t(blockIdx.x) * ROWS + slot; row < f.m;
+       row += std::int64_t(gridDim.x) * ROWS) {
+    const T* x = f.x + row * f.x_row.token;
+    const T* res = add ? f.res + row * f.res_row.token : nullptr;
+    T* res_out = add ? f.res_out + row * f.res_out_row.token : nullptr;
+    std::uint8_t* q = p.q + row * p.q_row;
+    // pass 1: x (and the residual) into registers, h's sum of squares
+    uint4 cache[MAXV], res_cache[MAXV];
+    // element e of vector k as h: x, plus the residual in fp32 (rounded to T under NC_RESIDUAL_ROUNDED)
+    auto h_of = [&](int k, float (&h)[W]) {
+      unpack<T>(cache[k], h);
+      if (add) {
+        float r[W];
+        unpack<T>(res_cache[k], r);
+#pragma unroll
+        for (int e = 0; e < W; ++e) {
+          h[e] += r[e];
+          if (p.residual == NC_RESIDUAL_ROUNDED) h[e] = to_float(from_float<T>(h[e]));
+        }
+      }
+    };
+    float ss = 0.0f;
+#pragma unroll
+    for (int k = 0; k < MAXV; ++k) {
+      const std::int64_t v = lane + std::int64_t(k) * RT;
+      if (v < vectors) {
+        cache[k] = load16(x + v * W);
+        if (add) res_cache[k] = load16(res + v * W);
+        float h[W];
+        h_of(k, h);
+#pragma unroll
+        for (int e = 0; e < W; ++e) ss = fmaf(h[e], h[e], ss);
+      }
+    }
+    ss = row_sum<RT>(ss, warp_totals[slot]);
+    const float r = rsqrtf(ss / static_cast<float>(f.n) + f.epsilon);
+    if (lane == 0) f.r[row * f.r_stride] = r;
+
+    // vector k's h and its values v = h*r*(gamma + offset)
+    auto values = [&](int k, std::int64_t v, float (&h)[W], float (&out)[W]) {
+      float g[W];
+      h_of(k, h);
+      load_floats<G, W>(f.gamma + v * W, g);
+#pragma unroll
+      for (int e = 0; e < W; ++e) out[e] = h[e] * r * (g[e] + f.offset);
+    };
+    auto scale_of = [&](float amax) { return fmaxf(amax / code_max<F>, p.floor); };
+    // vector k's codes (and its h, stored) under a scale
+    auto emit = [&](int k, std::int64_t v, const float (&h)[W], const float (&out)[W], float scale, float inverse) {
+      if (add) store16(res_out + v * W, pack<T>(h));
+      std::uint8_t c[W];
+#pragma unroll
+      for (int e = 0; e < W; ++e) c[e] = quantize_code<F>(p.divide ? out[e] / scale : out[e] * inverse);
+      store_codes<W>(q + v * W, c);
+    };
+
+    if (p.scale_mode == NC_SCALE_PER_GROUP) {
+      // a group is group_lanes consecutive vectors, the same k on consecutive lanes of one warp
+      const int group_lanes = int(p.group / W);
+      float* scales = p.scale + row * p.scale_row;
+#pragma unroll
+      for (int k = 0; k < MAXV; ++k) {
+        const std::int64_t v = lane + std::int64_t(k) * RT;
+        float h[W], out[W], amax = 0.0f;
+        if (v < vectors) {
+          values(k, v, h, out);
+#pragma unroll
+          for (int e = 0; e < W; ++e) amax = fmaxf(amax, fabsf(out[e]));
+        }
+        // every lane takes part (a group lies wholly inside or past the row)
+        for (int offset = group_lanes / 2; offset > 0; offset /= 2)
+          amax = fmaxf(amax, __shfl_xor_sync(full_mask, amax, offset));
+        if (v < vectors) {
+          const float scale = scale_of(amax);
+          if (v % group_lanes == 0) scales[(v / group_lanes) * p.scale_col] = scale;
+          emit(k, v, h, out, scale, 1.0f / scale);
+        }
+      }
+      continue;
+    }
+    float scale;
+    if (p.scale_mode == NC_SCALE_PER_TOKEN) {
+      float amax = 0.0f;
+#pragma unroll
+      for (int k = 0; k < MAXV; ++k) {
+        const std::int64_t v = lane + std::int64_t(k) * RT;
+        if (v < vectors) {
+          float h[W], out[W];
+          values(k, v, h, out);
+#pragma unroll
+          for (int e = 0; e < W; ++e) amax = fmaxf(amax, fabsf(out[e]));
+        }
+      }
+      scale = scale_of(row_max<RT>(amax, warp_totals[slot]));
+      if (lane == 0) p.scale[row * p.scale_row] = scale;
+    } else {
+      scale = *p.scale;
+    }
+    const float inverse = 1.0f / scale;
+#pragma unroll
+    for (int k = 0; k < MAXV; ++k) {
+      const std::int64_t v = lane + std::int64_t(k) * RT;
+      if (v < vectors) {
+        float h[W], out[W];
+        values(k, v, h, out);
+        emit(k, v, h, out, scale, inverse);
+      }
+    }
+  }
+}
 
 template <class T, class G, code_format F, int RT>
 __global__ void __launch_bounds__(block_threads<RT>) forward_quantized(quantize_params<T, G> p) {
