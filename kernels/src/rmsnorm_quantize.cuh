@@ -117,12 +117,14 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
     std::uint8_t* q = p.q + row * p.q_row;
     // pass 1: x (and the residual) into registers, h's sum of squares
     uint4 cache[MAXV], res_cache[MAXV];
-    // element e of vector k as h: x, plus the residual in fp32 (rounded to T under NC_RESIDUAL_ROUNDED)
-    auto h_of = [&](int k, float (&h)[W]) {
-      unpack<T>(cache[k], h);
+    // a vector's elements as h: x, plus the residual in fp32 (rounded to T under NC_RESIDUAL_ROUNDED).
+    // The lambdas take a vector's bits, never an index into cache: a register array indexed
+    // inside a lambda may be placed in local memory
+    auto h_of = [&](const uint4& x_bits, const uint4& res_bits, float (&h)[W]) {
+      unpack<T>(x_bits, h);
       if (add) {
         float r[W];
-        unpack<T>(res_cache[k], r);
+        unpack<T>(res_bits, r);
 #pragma unroll
         for (int e = 0; e < W; ++e) {
           h[e] += r[e];
@@ -138,7 +140,7 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
         cache[k] = load16(x + v * W);
         if (add) res_cache[k] = load16(res + v * W);
         float h[W];
-        h_of(k, h);
+        h_of(cache[k], res_cache[k], h);
 #pragma unroll
         for (int e = 0; e < W; ++e) ss = fmaf(h[e], h[e], ss);
       }
@@ -148,16 +150,16 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
     if (lane == 0) f.r[row * f.r_stride] = r;
 
     // vector k's h and its values v = h*r*(gamma + offset)
-    auto values = [&](int k, std::int64_t v, float (&h)[W], float (&out)[W]) {
+    auto values = [&](const uint4& x_bits, const uint4& res_bits, std::int64_t v, float (&h)[W], float (&out)[W]) {
       float g[W];
-      h_of(k, h);
+      h_of(x_bits, res_bits, h);
       load_floats<G, W>(f.gamma + v * W, g);
 #pragma unroll
       for (int e = 0; e < W; ++e) out[e] = h[e] * r * (g[e] + f.offset);
     };
     auto scale_of = [&](float amax) { return fmaxf(amax / code_max<F>, p.floor); };
     // vector k's codes (and its h, stored) under a scale
-    auto emit = [&](int k, std::int64_t v, const float (&h)[W], const float (&out)[W], float scale, float inverse) {
+    auto emit = [&](std::int64_t v, const float (&h)[W], const float (&out)[W], float scale, float inverse) {
       if (add) store16(res_out + v * W, pack<T>(h));
       std::uint8_t c[W];
 #pragma unroll
@@ -174,7 +176,7 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
         const std::int64_t v = lane + std::int64_t(k) * RT;
         float h[W], out[W], amax = 0.0f;
         if (v < vectors) {
-          values(k, v, h, out);
+          values(cache[k], res_cache[k], v, h, out);
 #pragma unroll
           for (int e = 0; e < W; ++e) amax = fmaxf(amax, fabsf(out[e]));
         }
@@ -184,7 +186,7 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
         if (v < vectors) {
           const float scale = scale_of(amax);
           if (v % group_lanes == 0) scales[(v / group_lanes) * p.scale_col] = scale;
-          emit(k, v, h, out, scale, 1.0f / scale);
+          emit(v, h, out, scale, 1.0f / scale);
         }
       }
       continue;
@@ -197,7 +199,7 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
         const std::int64_t v = lane + std::int64_t(k) * RT;
         if (v < vectors) {
           float h[W], out[W];
-          values(k, v, h, out);
+          values(cache[k], res_cache[k], v, h, out);
 #pragma unroll
           for (int e = 0; e < W; ++e) amax = fmaxf(amax, fabsf(out[e]));
         }
@@ -213,8 +215,8 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
       const std::int64_t v = lane + std::int64_t(k) * RT;
       if (v < vectors) {
         float h[W], out[W];
-        values(k, v, h, out);
-        emit(k, v, h, out, scale, inverse);
+        values(cache[k], res_cache[k], v, h, out);
+        emit(v, h, out, scale, inverse);
       }
     }
   }
