@@ -161,9 +161,15 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
     // vector k's codes (and its h, stored) under a scale
     auto emit = [&](std::int64_t v, const float (&h)[W], const float (&out)[W], float scale, float inverse) {
       if (add) store16(res_out + v * W, pack<T>(h));
+      // the choice outside the elements' loop: a select inside it would divide every element
       std::uint8_t c[W];
+      if (p.divide) {
 #pragma unroll
-      for (int e = 0; e < W; ++e) c[e] = quantize_code<F>(p.divide ? out[e] / scale : out[e] * inverse);
+        for (int e = 0; e < W; ++e) c[e] = quantize_code<F>(out[e] / scale);
+      } else {
+#pragma unroll
+        for (int e = 0; e < W; ++e) c[e] = quantize_code<F>(out[e] * inverse);
+      }
       store_codes<W>(q + v * W, c);
     };
 
