@@ -252,7 +252,11 @@ nc_status forward(const nc_forward_args* a) {
         // y's fp32 value v (never rounded to x's dtype: no NC_QUANTIZES_ROUNDED_Y), scaled in fp32,
         // then Q: q = Q(v * (1/scale)) or Q(v / scale), as op.apply says
         for (std::int64_t j = 0; j < n; ++j) {
-          const float v = y[std::size_t(j)];
+          float v = y[std::size_t(j)];
+          // an order that quantizes y rounded to x's dtype (vLLM's fused kernels: the plugin then
+          // declares NC_QUANTIZES_ROUNDED_Y) says so with `static constexpr bool quantizes_rounded_y`
+          if constexpr (requires { Order::quantizes_rounded_y; })
+            if (Order::quantizes_rounded_y) v = rounded(a->x.dtype, v);
           const float q = op.apply == NC_APPLY_DIVIDE ? v / scale : v * inverse;
           store_code(a->y.data, at(a->y, i, j), e4m3_code_of<Order>(q));
         }

@@ -32,6 +32,9 @@
 //                              NC_QUANTIZES_ROUNDED_Y. *_UNDECLARED declares only the two
 //                              unquantized operations (the quantized ones then go untested:
 //                              `check --variant rmsnorm_fp8_static` refuses, exit 64); and a
+//   PARTIAL_FP8_ROUNDED_Y      PARTIAL_FP8_STATIC quantizing y rounded to x's dtype first (vLLM's
+//                              kernels), declared (NC_QUANTIZES_ROUNDED_Y); *_UNDECLARED does the
+//                              same without the flag, which the exact judge must fail on fp16/bf16
 //   PARTIAL_FP8_STATIC_UNSATURATED  seeded defect: the declared kernel whose E4M3 conversion has
 //                              lost its saturation clamp (a value past 448 rounds on into the NaN
 //                              code, then wraps: the shipped kernel's mutant quant-no-saturation),
@@ -109,7 +112,8 @@ const nc_capabilities caps = {NC_PAIRS_ALL, NC_LAYOUTS_ALL, 0, 0, nullptr, 0, 0,
 #else
 const nc_capabilities caps = {NC_PAIRS_ALL, NC_LAYOUTS_ALL, 0, 0, nullptr, 0, 0};
 #endif
-#elif defined(PARTIAL_FP8_STATIC) || defined(PARTIAL_FP8_STATIC_UNDECLARED) || defined(PARTIAL_FP8_STATIC_UNSATURATED)
+#elif defined(PARTIAL_FP8_STATIC) || defined(PARTIAL_FP8_STATIC_UNDECLARED) || defined(PARTIAL_FP8_STATIC_UNSATURATED) || \
+    defined(PARTIAL_FP8_ROUNDED_Y) || defined(PARTIAL_FP8_ROUNDED_Y_UNDECLARED)
 constexpr const char* plugin_name = "partial-fp8-static";
 // vLLM's four: rms_norm, fused_add_rms_norm (rounded sum, in place) and each with a static E4M3 scale
 // applied by its reciprocal (vLLM's scale_inv = 1 / *scale, then x·r·gamma·scale_inv)
@@ -121,6 +125,10 @@ const nc_operation fp8_static_operations[] = {
 #if defined(PARTIAL_FP8_STATIC_UNDECLARED)
 // the same kernel declaring the first two (the unquantized operations) only
 const nc_capabilities caps = {NC_PAIRS_ALL, NC_LAYOUTS_ALL, NC_FORWARD_ONLY, 0, nullptr, 0, 0, 2, fp8_static_operations, 0};
+#elif defined(PARTIAL_FP8_ROUNDED_Y)
+// y rounded to x's dtype before it is quantized, as vLLM's kernels compute it, and declared
+const nc_capabilities caps = {NC_PAIRS_ALL, NC_LAYOUTS_ALL, NC_FORWARD_ONLY | NC_QUANTIZES_ROUNDED_Y, 0, nullptr, 0, 0, 4,
+                              fp8_static_operations, 0};
 #else
 const nc_capabilities caps = {NC_PAIRS_ALL, NC_LAYOUTS_ALL, NC_FORWARD_ONLY, 0, nullptr, 0, 0, 4, fp8_static_operations, 0};
 #endif
@@ -164,7 +172,8 @@ nc_status unsupported(const std::string& what) {
 [[maybe_unused]] bool computes(const nc_operation& op) { return op.residual == NC_RESIDUAL_NONE && op.weight_offset == 1.0f; }
 #elif defined(PARTIAL_PER_HEAD) || defined(PARTIAL_PER_HEAD_UNDECLARED)
 [[maybe_unused]] bool computes(const nc_operation& op) { return op.residual == NC_RESIDUAL_NONE && op.rows == NC_ROWS_HEADS; }
-#elif defined(PARTIAL_FP8_STATIC) || defined(PARTIAL_FP8_STATIC_UNDECLARED) || defined(PARTIAL_FP8_STATIC_UNSATURATED)
+#elif defined(PARTIAL_FP8_STATIC) || defined(PARTIAL_FP8_STATIC_UNDECLARED) || defined(PARTIAL_FP8_STATIC_UNSATURATED) || \
+    defined(PARTIAL_FP8_ROUNDED_Y) || defined(PARTIAL_FP8_ROUNDED_Y_UNDECLARED)
 // all four of vLLM's operations, declared or not (the quantization fields count only when quantized)
 [[maybe_unused]] bool computes(const nc_operation& op) {
   const bool add = op.residual == NC_RESIDUAL_NONE || (op.residual == NC_RESIDUAL_ROUNDED && op.in_place == 1);
@@ -221,6 +230,9 @@ struct partial_order : torch_order {
     return torch_order::forward_row(n, x, gamma, epsilon, y);
   }
 
+#if defined(PARTIAL_FP8_ROUNDED_Y) || defined(PARTIAL_FP8_ROUNDED_Y_UNDECLARED)
+  static constexpr bool quantizes_rounded_y = true;  // the kit rounds y to x's dtype before Q
+#endif
 #ifdef PARTIAL_FP8_STATIC_UNSATURATED
   // the seeded defect: the kit's E4M3 conversion (float_to_e4m3) without its saturation clamp. A
   // value in (448, 464] still rounds to 448; past it the rounding runs on into the NaN code 0x7f
