@@ -48,6 +48,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -69,6 +70,7 @@
 #include <vector>
 
 #include "normcheck/harness/case.hpp"
+#include "normcheck/harness/judge.hpp"
 #include "normcheck/kernel.hpp"
 #include "normcheck/nvidia.hpp"
 #include "normcheck/oracles/compare.hpp"
@@ -509,13 +511,7 @@ void spot_check_codes(const kernel& k, const input_set& set, const host_inputs& 
   const nc_operation& op = set.fwd.op;
   const std::size_t row_bytes = std::size_t(n) * dtype_bytes(t);
   const std::int64_t per_row = scale_cols(op, n);
-  oracle::quantization q;
-  q.format = op.quant == NC_QUANT_INT8 ? oracle::qformat::int8 : oracle::qformat::e4m3;
-  q.scale = op.scale == NC_SCALE_PER_TOKEN   ? oracle::scale_source::per_token
-            : op.scale == NC_SCALE_PER_GROUP ? oracle::scale_source::per_group
-                                             : oracle::scale_source::given;
-  q.divide = op.apply == NC_APPLY_DIVIDE, q.group = op.group, q.floor = op.scale_floor;
-  q.given_scale = static_scale(op);
+  const oracle::quantization q = harness::quantization_of(op, std::bit_cast<std::uint32_t>(static_scale(op)));
   for (std::int64_t i : {std::int64_t(0), m / 2, m - 1}) {
     std::vector<std::uint8_t> codes(static_cast<std::size_t>(n));
     std::vector<float> written(static_cast<std::size_t>(per_row));

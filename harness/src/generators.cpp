@@ -1,4 +1,5 @@
 #include "normcheck/harness/generators.hpp"
+#include "normcheck/harness/judge.hpp"
 #include "path_table.hpp"
 
 #include <algorithm>
@@ -652,7 +653,7 @@ void draw_quantization(norm_case& c) {
   if (c.op.scale != NC_SCALE_STATIC) return;
   // the static scale: positive, normal and finite (abi.h); about amax/max for y of rows near 1,
   // a power of two (exact reciprocal), 1, or so small that most codes saturate
-  const double max = c.op.quant == NC_QUANT_INT8 ? 127.0 : c.op.quant == NC_QUANT_FP8_E5M2 ? 57344.0 : 448.0;
+  const double max = oracle::max_finite(quantization_of(c).format);
   double scale = 1.0;
   switch (*gen_weighted_index({2, 3, 5, 1})) {
     case 0: break;

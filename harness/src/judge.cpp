@@ -60,20 +60,22 @@ oracle::forward_result exact_forward_of(const norm_case& c, const capabilities& 
   return exact_variant_forward_of(c, caps).plain;
 }
 
-oracle::quantization quantization_of(const norm_case& c) {
+oracle::quantization quantization_of(const nc_operation& op, std::uint32_t static_scale) {
   oracle::quantization q;
-  q.format = c.op.quant == NC_QUANT_FP8_E5M2 ? oracle::qformat::e5m2
-             : c.op.quant == NC_QUANT_INT8    ? oracle::qformat::int8
-                                              : oracle::qformat::e4m3;
-  q.scale = c.op.scale == NC_SCALE_PER_TOKEN   ? oracle::scale_source::per_token
-            : c.op.scale == NC_SCALE_PER_GROUP ? oracle::scale_source::per_group
-                                               : oracle::scale_source::given;
-  q.divide = c.op.apply == NC_APPLY_DIVIDE;
-  q.group = c.op.group;
-  q.floor = c.op.scale_floor;
-  q.given_scale = std::bit_cast<float>(c.scale);
+  q.format = op.quant == NC_QUANT_FP8_E5M2 ? oracle::qformat::e5m2
+             : op.quant == NC_QUANT_INT8    ? oracle::qformat::int8
+                                            : oracle::qformat::e4m3;
+  q.scale = op.scale == NC_SCALE_PER_TOKEN   ? oracle::scale_source::per_token
+            : op.scale == NC_SCALE_PER_GROUP ? oracle::scale_source::per_group
+                                             : oracle::scale_source::given;
+  q.divide = op.apply == NC_APPLY_DIVIDE;
+  q.group = op.group;
+  q.floor = op.scale_floor;
+  q.given_scale = std::bit_cast<float>(static_scale);
   return q;
 }
+
+oracle::quantization quantization_of(const norm_case& c) { return quantization_of(c.op, c.scale); }
 
 oracle::quantized_verdict judge_quantized_of(const norm_case& c, const capabilities& caps,
                                              const std::vector<std::uint32_t>& codes,

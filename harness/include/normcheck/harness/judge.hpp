@@ -33,7 +33,9 @@ oracle::forward_result exact_forward_of(const norm_case& c, const capabilities& 
 oracle::quantized_verdict judge_quantized_of(const norm_case& c, const capabilities& caps,
                                              const std::vector<std::uint32_t>& codes,
                                              const std::vector<std::uint32_t>& scales);
-/// the oracle's description of a case's quantization
+/// the oracle's description of an operation's quantization (a static scale's value given as
+/// fp32 bits), and of a case's
+oracle::quantization quantization_of(const nc_operation& op, std::uint32_t static_scale);
 oracle::quantization quantization_of(const norm_case& c);
 
 /// the exact backward for an upstream gradient dy: of a residual add at the h its forward
