@@ -272,3 +272,56 @@ inline __nv_bfloat16 __float2bfloat16_rn(float f) {
   const std::uint32_t rounded = bits + 0x7fffu + ((bits >> 16) & 1u);
   return {static_cast<std::uint16_t>(rounded >> 16)};
 }
+
+// ---- fp8: the conversion instruction cvt.rn{.satfinite}.{e4m3,e5m2}x2.f32 ----------------
+// The names of cuda_fp8.h. Round to nearest even into OCP FP8: e4m3 (bias 7, largest 448, no
+// infinities, NaN S.1111.111) or e5m2 (bias 15, largest 57344, +-Inf S.11111.00). A value
+// whose rounding leaves the format (e4m3: past 464, the tie between 448 and the NaN pattern
+// going to even 448; e5m2: from 61440, whose tie rounds to the infinity) saturates to +-max
+// under __NV_SATFINITE, Inf included; under __NV_NOSAT it becomes the NaN pattern S.1111.111
+// (e4m3) or +-Inf (e5m2). A NaN gives 0x7f, the positive NaN pattern of either format.
+
+struct alignas(8) float2 {
+  float x, y;
+};
+
+inline float2 make_float2(float x, float y) { return {x, y}; }
+
+enum __nv_saturation_t { __NV_NOSAT, __NV_SATFINITE };
+enum __nv_fp8_interpretation_t { __NV_E4M3, __NV_E5M2 };
+using __nv_fp8_storage_t = unsigned char;
+using __nv_fp8x2_storage_t = unsigned short;
+
+inline __nv_fp8_storage_t __nv_cvt_float_to_fp8(float x, __nv_saturation_t saturate,
+                                                __nv_fp8_interpretation_t format) {
+  const bool e4m3 = format == __NV_E4M3;
+  const std::uint32_t mantissa_bits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(x);
+  const std::uint32_t sign = (bits >> 24) & 0x80u, magnitude = bits & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) return 0x7f;
+  const float a = std::bit_cast<float>(magnitude);
+  if (e4m3 ? a > 464.0f : a >= 61440.0f) {
+    const std::uint32_t out = saturate == __NV_SATFINITE ? (e4m3 ? 0x7eu : 0x7bu) : (e4m3 ? 0x7fu : 0x7cu);
+    return static_cast<__nv_fp8_storage_t>(sign | out);
+  }
+  // below the smallest normal (2^-6, 2^-14) a code counts quanta of 2^-9 (2^-16): a * 2^9 is
+  // exact and rounds to nearest even in the integer; 8 (4) quanta are the smallest normal's code
+  if (a < (e4m3 ? 0x1p-6f : 0x1p-14f)) {
+    const float quanta = std::nearbyint(a * (e4m3 ? 0x1p9f : 0x1p16f));
+    return static_cast<__nv_fp8_storage_t>(sign | static_cast<std::uint32_t>(quanta));
+  }
+  // a normal value keeps fp32's exponent (rebiased) and the top bits of its mantissa, rounded
+  // to nearest even; a carry moves into the exponent
+  const std::uint32_t drop = 23 - mantissa_bits;
+  const std::uint32_t kept = magnitude >> drop, rest = magnitude & ((1u << drop) - 1u);
+  const std::uint32_t half = 1u << (drop - 1u);
+  const std::uint32_t rounded = kept + (rest > half || (rest == half && (kept & 1u)) ? 1u : 0u);
+  return static_cast<__nv_fp8_storage_t>(sign | (rounded - ((127u - bias) << mantissa_bits)));
+}
+
+// x.x's code in the low byte, x.y's in the high byte
+inline __nv_fp8x2_storage_t __nv_cvt_float2_to_fp8x2(float2 x, __nv_saturation_t saturate,
+                                                      __nv_fp8_interpretation_t format) {
+  return static_cast<__nv_fp8x2_storage_t>(__nv_cvt_float_to_fp8(x.x, saturate, format) |
+                                           __nv_cvt_float_to_fp8(x.y, saturate, format) << 8);
+}

@@ -20,22 +20,6 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(f
   return __float2bfloat16_rn(v);
 }
 
-// the bits of an fp32 value and back
-__device__ __forceinline__ std::uint32_t float_bits(float v) {
-#if defined(__CUDACC__)
-  return __float_as_uint(v);
-#else
-  return std::bit_cast<std::uint32_t>(v);
-#endif
-}
-__device__ __forceinline__ float bits_float(std::uint32_t b) {
-#if defined(__CUDACC__)
-  return __uint_as_float(b);
-#else
-  return std::bit_cast<float>(b);
-#endif
-}
-
 // elements of T in one 16-byte vector
 template <class T> constexpr int vector_width = 16 / static_cast<int>(sizeof(T));
 

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "dtype.cuh"
 #include "params.cuh"
@@ -35,33 +36,26 @@ template <code_format F>
 constexpr float code_max = F == code_format::e4m3 ? 448.0f : F == code_format::e5m2 ? 57344.0f : 127.0f;
 
 // Q: v rounded to nearest even into the format, saturating: past +-max (Inf included) +-max;
-// NaN gives the positive NaN code (int8: 0); -0 the negative zero code
+// NaN gives a NaN code (int8: 0); -0 the negative zero code. Two values at a time, the first's
+// code in the low byte: the fp8 formats take the conversion instruction (cvt.rn.satfinite.
+// {e4m3,e5m2}x2.f32, sm_89 and later; the simt emulator's built-in on the CPU), one for both
+template <code_format F>
+__device__ __forceinline__ std::uint16_t quantize_pair(float a, float b) {
+  if constexpr (F == code_format::int8) {
+    auto code = [](float v) -> std::uint32_t {
+      if (v != v) return 0;
+      return static_cast<std::uint8_t>(static_cast<std::int8_t>(rintf(fminf(fmaxf(v, -127.0f), 127.0f))));
+    };
+    return static_cast<std::uint16_t>(code(a) | code(b) << 8);
+  } else {
+    constexpr auto format = F == code_format::e4m3 ? __NV_E4M3 : __NV_E5M2;
+    return __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE, format);
+  }
+}
+
 template <code_format F>
 __device__ __forceinline__ std::uint8_t quantize_code(float v) {
-  if constexpr (F == code_format::int8) {
-    if (v != v) return 0;
-    return static_cast<std::uint8_t>(static_cast<std::int8_t>(rintf(fminf(fmaxf(v, -127.0f), 127.0f))));
-  } else {
-    constexpr int mantissa = F == code_format::e4m3 ? 3 : 2;
-    constexpr int bias = F == code_format::e4m3 ? 7 : 15;
-    constexpr std::uint32_t max_code = F == code_format::e4m3 ? 0x7eu : 0x7bu;
-    constexpr std::uint32_t nan_code = F == code_format::e4m3 ? 0x7fu : 0x7eu;
-    // the smallest normal, 2^(1 - bias), and the subnormals' quantum 2^(1 - bias - mantissa)
-    constexpr float min_normal = F == code_format::e4m3 ? 0x1p-6f : 0x1p-14f;
-    constexpr float per_quantum = F == code_format::e4m3 ? 0x1p9f : 0x1p16f;
-    const std::uint32_t bits = float_bits(v);
-    const std::uint32_t sign = (bits >> 24) & 0x80u, magnitude = bits & 0x7fffffffu;
-    if (magnitude > 0x7f800000u) return std::uint8_t(nan_code);
-    const float a = bits_float(magnitude);
-    if (a > code_max<F>) return std::uint8_t(sign | max_code);
-    // a subnormal code counts quanta: a * 2^k is exact, rintf rounds it to nearest even
-    if (a < min_normal) return std::uint8_t(sign | std::uint32_t(rintf(a * per_quantum)));
-    // a normal code keeps fp32's exponent and the top bits of its mantissa, rounded to nearest
-    // even (a carry moves into the exponent); a <= max, so the result is at most max's code
-    constexpr int drop = 23 - mantissa;
-    const std::uint32_t rounded = (magnitude + ((1u << (drop - 1)) - 1u) + ((magnitude >> drop) & 1u)) >> drop;
-    return std::uint8_t(sign | (rounded - (std::uint32_t(127 - bias) << mantissa)));
-  }
+  return static_cast<std::uint8_t>(quantize_pair<F>(v, 0.0f));
 }
 
 template <class T, class G>
@@ -80,20 +74,15 @@ struct quantize_params {
 // vectors a thread of forward_quantized_vector holds
 constexpr int quantized_vectors = 8;
 
-// W codes at p (W-byte aligned) in one store, the first at the lowest address
+// W codes at p (W-byte aligned) in one store, given as W/2 pairs (quantize_pair), the first at
+// the lowest address
 template <int W>
-__device__ __forceinline__ void store_codes(std::uint8_t* p, const std::uint8_t (&c)[W]) {
-  if constexpr (W == 8) {
-    std::uint64_t word = 0;
+__device__ __forceinline__ void store_codes(std::uint8_t* p, const std::uint16_t (&pairs)[W / 2]) {
+  using word = std::conditional_t<W == 8, std::uint64_t, std::uint32_t>;
+  word codes = 0;
 #pragma unroll
-    for (int e = 0; e < W; ++e) word |= std::uint64_t(c[e]) << (8 * e);
-    *reinterpret_cast<std::uint64_t*>(p) = word;
-  } else {
-    std::uint32_t word = 0;
-#pragma unroll
-    for (int e = 0; e < W; ++e) word |= std::uint32_t(c[e]) << (8 * e);
-    *reinterpret_cast<std::uint32_t*>(p) = word;
-  }
+  for (int e = 0; e < W / 2; ++e) codes |= word(pairs[e]) << (16 * e);
+  *reinterpret_cast<word*>(p) = codes;
 }
 
 template <class T, class G, code_format F, int RT>
@@ -162,13 +151,13 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
     auto emit = [&](std::int64_t v, const float (&h)[W], const float (&out)[W], float scale, float inverse) {
       if (add) store16(res_out + v * W, pack<T>(h));
       // the choice outside the elements' loop: a select inside it would divide every element
-      std::uint8_t c[W];
+      std::uint16_t c[W / 2];
       if (p.divide) {
 #pragma unroll
-        for (int e = 0; e < W; ++e) c[e] = quantize_code<F>(out[e] / scale);
+        for (int e = 0; e < W; e += 2) c[e / 2] = quantize_pair<F>(out[e] / scale, out[e + 1] / scale);
       } else {
 #pragma unroll
-        for (int e = 0; e < W; ++e) c[e] = quantize_code<F>(out[e] * inverse);
+        for (int e = 0; e < W; e += 2) c[e / 2] = quantize_pair<F>(out[e] * inverse, out[e + 1] * inverse);
       }
       store_codes<W>(q + v * W, c);
     };

@@ -786,6 +786,88 @@ TEST(simt_bf16, float_to_bfloat16_matches_a_reference_on_random_floats) {
   check_random_floats(to_bf16, bf16_format, false);
 }
 
+// ---- fp8: the conversion instruction's built-in ---------------------------------------
+
+// a code's value from the format's fields (test-side, written apart from the runtime's encoder)
+float fp8_value(std::uint16_t code, int mantissa_bits, int bias) {
+  const int e = (code & 0x7f) >> mantissa_bits, m = code & ((1 << mantissa_bits) - 1);
+  const float v = e == 0 ? std::ldexp(static_cast<float>(m), 1 - bias - mantissa_bits)
+                         : std::ldexp(static_cast<float>((1 << mantissa_bits) + m), e - bias - mantissa_bits);
+  return (code & 0x80) != 0 ? -v : v;
+}
+
+// rounding by search with the pattern past the largest finite standing for what an unbounded
+// exponent would give next (e4m3: 480 for S.1111.111, e5m2: 65536 for the infinity)
+const format e4m3_format{[](std::uint16_t b) { return fp8_value(b, 3, 7); }, 0x7f, 480.0};
+const format e5m2_format{[](std::uint16_t b) { return fp8_value(b, 2, 15); }, 0x7c, 65536.0};
+
+struct fp8_case {
+  __nv_fp8_interpretation_t interpretation;
+  const format& fmt;
+  std::uint16_t max_code;
+};
+const fp8_case fp8_cases[] = {{__NV_E4M3, e4m3_format, 0x7e}, {__NV_E5M2, e5m2_format, 0x7b}};
+
+// what the instruction gives: a NaN 0x7f; else the nearest code, ties to even; a rounding past
+// the format is +-max under satfinite, the pattern past it (NaN, Inf) without
+std::uint16_t fp8_expected(float f, const fp8_case& c, __nv_saturation_t saturate) {
+  if (std::isnan(f)) return 0x7f;
+  const std::uint16_t found = round_by_search(f, c.fmt);  // its sign is bit 15
+  const std::uint16_t sign = (found & 0x8000) != 0 ? 0x80 : 0, magnitude = found & 0x7fff;
+  if (saturate == __NV_SATFINITE && magnitude == c.fmt.inf) return sign | c.max_code;
+  return sign | magnitude;
+}
+
+void expect_fp8(float f, const fp8_case& c, __nv_saturation_t saturate) {
+  ASSERT_EQ(__nv_cvt_float_to_fp8(f, saturate, c.interpretation), fp8_expected(f, c, saturate))
+      << std::hex << "float bits " << bits_of(f) << (c.interpretation == __NV_E4M3 ? " e4m3" : " e5m2")
+      << (saturate == __NV_SATFINITE ? " satfinite" : " nosat");
+}
+
+TEST(simt_fp8, the_conversion_rounds_to_nearest_even_and_saturates_as_declared) {
+  for (const fp8_case& c : fp8_cases) {
+    for (const auto saturate : {__NV_SATFINITE, __NV_NOSAT}) {
+      for (const float f : boundary_floats()) expect_fp8(f, c, saturate);
+      // every code's value, and every tie between neighbours with the floats either side of it
+      for (std::uint32_t p = 0; p < c.fmt.inf; ++p) {
+        const double lo = c.fmt.to_float(static_cast<std::uint16_t>(p));
+        const double hi = p + 1 == c.fmt.inf ? c.fmt.overflow : c.fmt.to_float(static_cast<std::uint16_t>(p + 1));
+        const auto mid = static_cast<float>((lo + hi) / 2);
+        ASSERT_EQ(static_cast<double>(mid), (lo + hi) / 2);
+        for (const float f : {static_cast<float>(lo), mid, std::nextafter(mid, 0.0f), std::nextafter(mid, INFINITY)}) {
+          expect_fp8(f, c, saturate);
+          expect_fp8(-f, c, saturate);
+        }
+      }
+      std::mt19937_64 gen(8);
+      for (int i = 0; i < (1 << 20); ++i) {
+        std::uint32_t b = static_cast<std::uint32_t>(gen());
+        if (i % 2 == 0)  // exponents around the formats' ranges: 2^-20 .. 2^17
+          b = (b & 0x807fffffu) | ((107u + static_cast<std::uint32_t>(gen() % 38)) << 23);
+        expect_fp8(float_of(b), c, saturate);
+      }
+    }
+  }
+  EXPECT_EQ(__nv_cvt_float_to_fp8(448.0f, __NV_NOSAT, __NV_E4M3), 0x7e);
+  EXPECT_EQ(__nv_cvt_float_to_fp8(464.0f, __NV_NOSAT, __NV_E4M3), 0x7e);  // the tie goes to even 448
+  EXPECT_EQ(__nv_cvt_float_to_fp8(std::nextafter(464.0f, 500.0f), __NV_NOSAT, __NV_E4M3), 0x7f);
+  EXPECT_EQ(__nv_cvt_float_to_fp8(-INFINITY, __NV_SATFINITE, __NV_E4M3), 0xfe);
+  EXPECT_EQ(__nv_cvt_float_to_fp8(-INFINITY, __NV_NOSAT, __NV_E4M3), 0xff);
+  EXPECT_EQ(__nv_cvt_float_to_fp8(61440.0f, __NV_NOSAT, __NV_E5M2), 0x7c);  // the tie goes to Inf
+  EXPECT_EQ(__nv_cvt_float_to_fp8(61440.0f, __NV_SATFINITE, __NV_E5M2), 0x7b);
+  EXPECT_EQ(__nv_cvt_float_to_fp8(INFINITY, __NV_SATFINITE, __NV_E5M2), 0x7b);
+  EXPECT_EQ(__nv_cvt_float_to_fp8(-NAN, __NV_SATFINITE, __NV_E5M2), 0x7f);
+  EXPECT_EQ(__nv_cvt_float_to_fp8(-0.0f, __NV_SATFINITE, __NV_E4M3), 0x80);
+  EXPECT_EQ(__nv_cvt_float_to_fp8(0x1p-10f, __NV_SATFINITE, __NV_E4M3), 0x00);  // half a quantum: even 0
+  EXPECT_EQ(__nv_cvt_float_to_fp8(0x1.8p-9f, __NV_SATFINITE, __NV_E4M3), 0x02);  // 1.5 quanta: even 2
+  EXPECT_EQ(__nv_cvt_float_to_fp8(0x1.ep-7f, __NV_SATFINITE, __NV_E4M3), 0x08);  // 7.5 quanta: the smallest normal
+}
+
+TEST(simt_fp8, a_pair_puts_the_first_code_in_the_low_byte) {
+  EXPECT_EQ(__nv_cvt_float2_to_fp8x2(make_float2(1.0f, -2.0f), __NV_SATFINITE, __NV_E4M3), 0xc038);
+  EXPECT_EQ(__nv_cvt_float2_to_fp8x2(make_float2(1e9f, NAN), __NV_SATFINITE, __NV_E5M2), 0x7f7b);
+}
+
 // ---- cost -----------------------------------------------------------------------------
 
 TEST(simt_perf, a_64_by_4096_row_reduction_on_one_core) {
