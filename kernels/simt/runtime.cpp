@@ -681,7 +681,9 @@ std::uint64_t detail::shuffle(shuffle_op op, unsigned mask, std::uint64_t bits, 
                               int lane_arg, int width, const char* file, unsigned line) {
   slot& s = running_slot(shuffle_name(op), file, line);
   const unsigned lane = s.linear % warp_lanes;
-  if (width < 1 || width > 32 || std::popcount(static_cast<unsigned>(width)) != 1)
+  // (width & (width - 1)): a power of two without std::popcount, which is a libgcc call
+  // on every shuffle unless the build targets popcnt
+  if (width < 1 || width > 32 || (width & (width - 1)) != 0)
     throw fault(std::string(shuffle_name(op)) + " at " + site(file, line) + " by " +
                 s.owner->who(s) + ": width " + std::to_string(width) +
                 " is not a power of two in [1, 32]");

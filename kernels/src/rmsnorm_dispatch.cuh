@@ -241,13 +241,25 @@ nc_status forward_quantized_typed(const nc_forward_args& a, const forward_params
                                 std::int64_t(a.op.group), a.op.scale_floor};
   const path choice = forward_path(a);
   const char* what = path_name(choice);
-  // the kernels of one code format: a warp or 256 threads a row, by 16-byte vectors or strided
+  // the kernels of one code format: a warp or 256 threads a row, by 16-byte vectors (a build
+  // for rows of up to 4 vectors a thread and one for 8, each with and without a residual: the
+  // registers they do not need would cost blocks an SM) or strided
+  const std::int64_t vectors = a.n / vector_width<T>;
+  auto vector_rows = [&](auto format, auto rt, auto add) {
+    constexpr code_format F = decltype(format)::value;
+    constexpr int RT = decltype(rt)::value;
+    constexpr bool ADD = decltype(add)::value;
+    return vectors <= 4 * RT ? launch_rows(forward_quantized_vector<T, G, F, RT, 4, ADD>, RT, a.m, cap, a.stream, what, p)
+                             : launch_rows(forward_quantized_vector<T, G, F, RT, 8, ADD>, RT, a.m, cap, a.stream, what, p);
+  };
+  auto vector_path = [&](auto format, auto rt) {
+    return adds_residual(a.op) ? vector_rows(format, rt, std::true_type{}) : vector_rows(format, rt, std::false_type{});
+  };
   auto launch_format = [&](auto format) {
     constexpr code_format F = decltype(format)::value;
     switch (choice) {
-      case path::vector_warp: return launch_rows(forward_quantized_vector<T, G, F, 32>, 32, a.m, cap, a.stream, what, p);
-      case path::vector_block256:
-        return launch_rows(forward_quantized_vector<T, G, F, 256>, 256, a.m, cap, a.stream, what, p);
+      case path::vector_warp: return vector_path(format, std::integral_constant<int, 32>{});
+      case path::vector_block256: return vector_path(format, std::integral_constant<int, 256>{});
       case path::strided_warp: return launch_rows(forward_quantized<T, G, F, 32>, 32, a.m, cap, a.stream, what, p);
       default: return launch_rows(forward_quantized<T, G, F, 256>, 256, a.m, cap, a.stream, what, p);
     }

@@ -71,7 +71,7 @@ struct quantize_params {
   float floor;
 };
 
-// vectors a thread of forward_quantized_vector holds
+// vectors a thread of forward_quantized_vector holds: its builds keep 4 or 8 (MAXV)
 constexpr int quantized_vectors = 8;
 
 // W codes at p (W-byte aligned) in one store, given as W/2 pairs (quantize_pair), the first at
@@ -85,10 +85,9 @@ __device__ __forceinline__ void store_codes(std::uint8_t* p, const std::uint16_t
   *reinterpret_cast<word*>(p) = codes;
 }
 
-template <class T, class G, code_format F, int RT>
+template <class T, class G, code_format F, int RT, int MAXV, bool ADD>
 __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(quantize_params<T, G> p) {
   constexpr int W = vector_width<T>;
-  constexpr int MAXV = quantized_vectors;
   constexpr int ROWS = rows_per_block<RT>;
   __shared__ float warp_totals[ROWS][RT / warp_size];
   follow_prior_grid();
@@ -96,7 +95,8 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
   const int lane = threadIdx.x % RT;
   const int slot = threadIdx.x / RT;
   const std::int64_t vectors = f.n / W;
-  const bool add = p.residual != NC_RESIDUAL_NONE;
+  // a build for rows without a residual keeps no registers for it
+  constexpr bool add = ADD;
 
   for (std::int64_t row = std::int64_t(blockIdx.x) * ROWS + slot; row < f.m;
        row += std::int64_t(gridDim.x) * ROWS) {
