@@ -17,6 +17,7 @@
 #include "normcheck/harness/generators.hpp"
 #include "normcheck/harness/judge.hpp"
 #include "normcheck/harness/property.hpp"
+#include "verdicts.hpp"
 
 namespace nc::harness {
 namespace {
@@ -58,20 +59,10 @@ norm_case case_of(predicate which, bool twin, case_profile profile) {
 }
 
 // the verdict of a case's codes and scales, as y_and_r_match_the_exact_oracle gives it
-void judge(const kernel& k, const norm_case& c, const outputs& out, const std::string& claim) {
-  const oracle::quantized_verdict v = judge_quantized_of(c, k.capabilities(), out.y, out.scale);
-  std::vector<mismatch> first;
-  for (const auto* cmp : {&v.codes, &v.scales})
-    for (const oracle::mismatch& m : cmp->mismatches)
-      first.push_back({cmp == &v.codes ? "y" : "scale", m.row, m.col, m.oracle, m.got, m.bound});
-  const std::int64_t failures = v.codes.bound_failures + v.scales.bound_failures;
-  if (failures == 0) return;
-  std::ostringstream why;
-  why << claim << ": " << failures << " code(s) or scale(s) outside the exact quantization";
-  if (!v.codes.mismatches.empty() && !v.codes.mismatches.front().note.empty())
-    why << "; y[" << v.codes.mismatches.front().row << "," << v.codes.mismatches.front().col
-        << "]: " << v.codes.mismatches.front().note;
-  throw property_failure(why.str(), first);
+void judge(const kernel& k, const norm_case& c, const outputs& out, observation& o, const std::string& claim) {
+  verdicts v;
+  v.quantized(judge_quantized_of(c, k.capabilities(), out.y, out.scale));
+  v.finish(o, claim);
 }
 
 double code_value(const norm_case& c, std::uint32_t code) {
@@ -106,7 +97,7 @@ void check_saturation(const kernel& k, const norm_case& c, observation& o) {
   const outputs out = execute(k, c, calls::forward);
   o.tag("operation", describe_operation(c.op));
   o.tag("dtype", dtype_class(c));
-  judge(k, c, out, "codes past the format's range must saturate to +-max");
+  judge(k, c, out, o, "codes past the format's range must saturate to +-max");
   // the exact judge holds every code to its quantization; say what share saturated, and that no
   // code of a row the oracle judges is a NaN
   const auto exact = exact_forward_of(c, k.capabilities());
@@ -167,8 +158,8 @@ void check_equivariance(const kernel& k, const norm_case& c, observation& o) {
   }
   const outputs a = execute(k, base, calls::forward), b = execute(k, twin, calls::forward);
   // each call is right on its own (a zero row's scale is the floor), then the two agree
-  judge(k, base, a, "the codes and scales of the case");
-  judge(k, twin, b, "the codes and scales of the case with gamma scaled by 2^" + std::to_string(shift));
+  judge(k, base, a, o, "the codes and scales of the case");
+  judge(k, twin, b, o, "the codes and scales of the case with gamma scaled by 2^" + std::to_string(shift));
   o.tag("operation", describe_operation(c.op));
   o.tag("dtype", dtype_class(c));
   o.tag("k", shift > 0 ? "positive" : "negative");

@@ -3,9 +3,9 @@
 //
 // forward_quantized_vector  16-byte loads: x (and the residual) unit-stride with 16-byte aligned
 //                    rows, N a multiple of the vector width W, the codes unit-stride on W bytes.
-//                    RT threads a row keep their up to 8 vectors of x in registers across the
-//                    passes (sum of squares; a per-token scale's amax; the codes, W at a time in
-//                    one store). A group of per-group scales is L = group / W consecutive vectors:
+//                    RT threads a row keep their up to MAXV (4 or 8) vectors of x (and the
+//                    residual: the ADD builds) in registers across the passes (sum of squares; a
+//                    per-token scale's amax; the codes, W at a time in one store). A group of per-group scales is L = group / W consecutive vectors:
 //                    L lanes of one warp (L a power of two up to 32) find its amax by shuffles.
 // forward_quantized  RT threads a row (a warp, or 256), any strides and offsets; the row is read
 //                    from memory in each pass: its sum of squares, then (a per-token scale) its
