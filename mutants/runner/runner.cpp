@@ -47,10 +47,10 @@ const char* usage_text =
     "  --cases N                  cases per property, passed to normcheck check (default: its own)\n"
     "  --seed S                   the suite's seed, the same for the baseline and every mutant\n"
     "  --out DIR                  where reports and per-mutant logs go (default mutation-report)\n"
-    "  --jobs N                   mutants tested at once (default 1)\n"
+    "  --jobs N                   mutants tested at once, the baseline's properties N at a time (default 1)\n"
     "  --schedules LIST           simt fiber schedules (NORMCHECK_SIMT_SCHEDULE), comma separated;\n"
     "                             a mutant runs under the next one only while it survives (default 1)\n"
-    "  --timeout-factor F         a mutant's timeout is F x the baseline's time + 30 s (default 5)\n"
+    "  --timeout-factor F         a mutant's timeout is F x the baseline's time x N (--jobs) + 30 s (default 5)\n"
     "  --timeout S                a fixed timeout per run instead\n"
     "  --run-gpu-only             also run the mutants that need a GPU on simt\n"
     "  --first-kill               a mutant's suite stops at the first property that kills it (a\n"
@@ -219,10 +219,12 @@ class campaign_runner {
     std::error_code ec;
     fs::remove(j.json, ec);
     // the plugin names its backend: normcheck check takes --kernel without --backend
-    // --jobs 1: the runner's own --jobs runs suites side by side
+    // a mutant's suite --jobs 1: the runner's own --jobs runs suites side by side; the baseline
+    // runs alone, its properties side by side
+    const int jobs = mutant == SIZE_MAX ? o_.jobs : 1;
     std::vector<std::string> argv{cli_.string(), "check",    "all",   "--kernel", fs::absolute(plugin).string(),
                                   "--seed",      c_.seed,    "--case-dir", (j.dir / "cases").string(),
-                                  "--json",      j.json.string(), "--jobs", "1"};
+                                  "--json",      j.json.string(), "--jobs", std::to_string(jobs)};
     if (racecheck) {
       // racecheck sees a shared-memory hazard whether or not the timing let it corrupt a value
       argv.insert(argv.begin(), {sanitizer_, "--tool", "racecheck", "--error-exitcode",
@@ -357,8 +359,10 @@ void campaign_runner::print_mutant(std::size_t i) const {
 }
 
 void campaign_runner::mutants() {
-  const double timeout = o_.timeout > 0 ? o_.timeout : o_.timeout_factor * c_.baseline_seconds + 30;
-  const double racecheck_timeout = o_.timeout > 0 ? o_.timeout : o_.timeout_factor * racecheck_baseline_seconds_ + 30;
+  // the baseline ran its properties --jobs at a time, a mutant's suite one at a time
+  const double timeout = o_.timeout > 0 ? o_.timeout : o_.timeout_factor * c_.baseline_seconds * o_.jobs + 30;
+  const double racecheck_timeout =
+      o_.timeout > 0 ? o_.timeout : o_.timeout_factor * racecheck_baseline_seconds_ * o_.jobs + 30;
   std::printf("mutants: %zu, timeout %.0f s each run, %d at a time\n", c_.mutants.size(), timeout, o_.jobs);
   if (!sanitizer_.empty())
     std::printf("a survivor runs again under %s --tool racecheck (timeout %.0f s)\n", sanitizer_.c_str(),
