@@ -85,9 +85,14 @@ case_arena::case_arena(const kernel& k, const norm_case& c) : memory(k) {
   if (!c.op.in_place) memory.fill(forward, op_residual_out, poison_nan(c.x_dtype));
 }
 
-std::size_t case_arena::place_workspace(const kernel& k) {
-  backward.workspace = workspace_mode::exact;
-  backward.workspace_needed = k.workspace_size(backward_args(backward, memory));
+std::size_t case_arena::place_workspace(const kernel& k, std::size_t block) {
+  // what the call asks, or the block where that is more
+  const auto given = [&](std::size_t needed) {
+    backward.workspace_needed = needed;
+    backward.workspace = block > needed ? workspace_mode::larger : workspace_mode::exact;
+    backward.workspace_param = block > needed ? block - needed : 0;
+  };
+  given(k.workspace_size(backward_args(backward, memory)));
   // the arena grows past the operands for the workspace, so every pointer changes: asked again
   for (int round = 0; memory.place_workspace(backward); ++round) {
     const std::size_t again = k.workspace_size(backward_args(backward, memory));
@@ -95,7 +100,7 @@ std::size_t case_arena::place_workspace(const kernel& k) {
     if (round == 2)
       throw property_failure("workspace_size changed when only the pointers' values changed: " +
                              std::to_string(backward.workspace_needed) + " bytes, then " + std::to_string(again));
-    backward.workspace_needed = again;
+    given(again);
   }
   return backward.workspace_needed;
 }
@@ -179,7 +184,9 @@ std::string outside_capabilities(const capabilities& caps, const norm_case& c) {
   return why;
 }
 
-outputs execute(const kernel& k, const norm_case& c, calls which) {
+outputs execute(const kernel& k, const norm_case& c, calls which) { return execute(k, c, which, workspace_reuse{}); }
+
+outputs execute(const kernel& k, const norm_case& c, calls which, const workspace_reuse& reuse) {
   const capabilities& caps = k.capabilities();
   // the generators draw inside the declaration: a case outside it is normcheck's own bug (or a
   // case file replayed on another kernel), never the kernel's
@@ -220,12 +227,24 @@ outputs execute(const kernel& k, const norm_case& c, calls which) {
         a.memory.set(a.backward, op_x, i, j, out.residual_out[std::size_t(i * c.n + j)]);
   }
   // the backward reads the r the forward wrote, and leaves it and y as they are
-  declared_call(k, c, "workspace query", [&] { out.workspace_bytes = a.place_workspace(k); });
+  declared_call(k, c, "workspace query", [&] {
+    out.workspace_bytes = a.place_workspace(k, reuse.whole_block ? reuse.left.size() : 0);
+  });
+  // a reused block: the workspace starts with what the earlier call left (past it, where this
+  // call was given more, the background)
+  const bool placed = !a.backward.workspace_null && a.backward.workspace_fits;
+  if (placed && !reuse.left.empty())
+    std::memcpy(a.memory.host(a.backward.workspace_base), reuse.left.data(),
+                std::min(reuse.left.size(), a.backward.workspace_bytes));
   out.backward_path = k.backward_path(backward_args(a.backward, a.memory));
   declared_call(k, c, "backward", [&] { rethrow(run_call(k, a.backward, a.memory)); });
   if (auto problem = a.memory.check(a.backward, true)) throw property_failure("after the backward: " + *problem);
   out.dx = a.memory.elements(a.backward, op_dx);
   out.dgamma = a.memory.elements(a.backward, op_dgamma);
+  if (reuse.keep && placed) {
+    const std::uint8_t* first = a.memory.host(a.backward.workspace_base);
+    out.workspace_left.assign(first, first + a.backward.workspace_bytes);
+  }
   return out;
 }
 

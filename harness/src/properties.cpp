@@ -12,6 +12,7 @@
 #include <bit>
 #include <cfloat>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <sstream>
 #include <tuple>
@@ -120,6 +121,120 @@ void check_dgamma_differential(const kernel& k, const norm_case& c, observation&
   verdicts v(table_binding(c));
   v.oracle_vector("dgamma", c.gamma_dtype, out.dgamma, exact.dgamma, exact.dgamma_bound, exact.columns, true);
   v.finish(o, "dgamma must match the exact oracle");
+}
+
+// ---- a workspace left dirty by an earlier call ----
+// A caching allocator (PyTorch's, a framework's workspace pool) hands a freed block out again
+// with its bytes as the last call left them, and a block larger than asked where it has one.
+// Each case is two backward calls of one kernel: an earlier call of another shape (257 to 514
+// rows, the document's kind of values, so its partials are finite), then the judged call on a
+// workspace that starts with the bytes the earlier call left in its own: either exactly what it
+// asks, or the whole block (the earlier call's size where that is more). Every other property
+// gives a fresh workspace of exactly the size asked, whose bytes are NaN: a kernel that sums
+// table rows it never wrote this call shows here as a wrong finite dgamma. The judged call's dx
+// and dgamma must match the exact oracle.
+
+rc::Gen<norm_case> reused_workspace_cases() {
+  return rc::gen::exec([] {
+    // the judged call: the differential mix, with a share of batches taller than one launch
+    // takes (257 rows and more: a table on the shipped kernels of both backends)
+    static const case_profile profile = [] {
+      case_profile p = case_profile::differential();
+      p.tall_percent = 40, p.tall_rows = 257, p.tall_elements = 257 * 4 * 16;
+      p.variants = true, p.backward = true;
+      return p;
+    }();
+    norm_case c = *gen_case(profile);
+    const capabilities& caps = drawing_domain();
+    // the earlier call: more rows than one launch takes, N up to 64 and at least the judged
+    // call's up to there (so its table is the larger one in most cases)
+    const std::int64_t widest = caps.max_n > 0 ? std::min<std::int64_t>(64, caps.max_n) : 64;
+    const std::int64_t n = std::max(*gen_columns(c.x_dtype, widest), std::min(c.n, widest));
+    std::int64_t m = *gen_uniform(257, 514, 257);
+    if (caps.max_elements > 0) m = std::max<std::int64_t>(1, std::min(m, caps.max_elements / n));
+    c.parameters["earlier rows"] = std::to_string(m);
+    c.parameters["earlier columns"] = std::to_string(n);
+    // x one element off 16 bytes takes the strided paths (a row of the table a slot)
+    c.parameters["earlier x"] = *gen_weighted_index({1, 1}) == 0 ? "dense" : "one element off";
+    c.parameters["earlier seed"] = std::to_string(*gen_seed());
+    c.parameters["block"] = *gen_weighted_index({1, 1}) == 0 ? "whole" : "asked";
+    return c;
+  });
+}
+
+// the earlier call of a case: c's dtypes, operation and epsilon, its own shape and values
+norm_case earlier_call(const norm_case& c) {
+  static const case_profile document = [] {
+    case_profile p = case_profile::document();
+    p.variants = true, p.backward = true;
+    return p;
+  }();
+  const capabilities& caps = drawing_domain();
+  norm_case e;
+  e.x_dtype = c.x_dtype, e.gamma_dtype = c.gamma_dtype, e.epsilon = c.epsilon, e.op = c.op;
+  e.m = std::stoll(parameter(c, "earlier rows")), e.n = std::stoll(parameter(c, "earlier columns"));
+  if (e.m < 1 || e.n < 1) throw std::invalid_argument("the case's earlier call has no rows or no columns");
+  e.layout = contiguous_layouts(e.n);
+  const std::string x = parameter(c, "earlier x");
+  if (x != "dense" && x != "one element off")
+    throw std::invalid_argument("the case's 'earlier x' is '" + x + "': must be 'dense' or 'one element off'");
+  if (x == "one element off" && caps.serves_layouts(NC_LAYOUT_MISALIGNED)) e.layout.x.offset = 1;
+  one_row_a_token(e);
+  const std::uint64_t seed = std::stoull(parameter(c, "earlier seed"));
+  return rc::gen::exec([&] {
+    norm_case v = e;
+    v.x = *gen_values(v.x_dtype, v.m, v.n, document.x);
+    v.dy = *gen_values(v.x_dtype, v.m, v.n, document.dy);
+    v.gamma = *gen_values(v.gamma_dtype, 1, v.n, document.gamma);
+    draw_residual(v, document);
+    return v;
+  })(rc::Random(seed), 0).value();
+}
+
+void check_reused_workspace(const kernel& k, const norm_case& c, observation& o) {
+  const std::string block = parameter(c, "block");
+  if (block != "whole" && block != "asked")
+    throw std::invalid_argument("the case's 'block' is '" + block + "': must be 'whole' or 'asked'");
+  const norm_case e = earlier_call(c);
+  workspace_reuse first;
+  first.keep = true;
+  const outputs earlier = execute(k, e, calls::forward_and_backward, first);
+  workspace_reuse reuse;
+  reuse.left = earlier.workspace_left;
+  reuse.whole_block = block == "whole";
+  const outputs out = execute(k, c, calls::forward_and_backward, reuse);
+  tag_case(o, c), tag_paths(o, out);
+
+  const std::size_t left = reuse.left.size(), asked = out.workspace_bytes;
+  o.tag("earlier call's workspace", left == 0 ? "none asked" : "asked");
+  o.tag("workspace", asked == 0                       ? "none asked"
+                     : left == 0                      ? "the earlier call left none"
+                     : reuse.whole_block && left > asked ? "the whole block: more than asked, every byte left"
+                     : left >= asked                  ? "what it asked, every byte left"
+                                                      : "what it asked, the left bytes then fresh ones");
+  bool finite = left >= sizeof(float);
+  for (std::size_t at = 0; finite && at + sizeof(float) <= left; at += sizeof(float)) {
+    float v;
+    std::memcpy(&v, &reuse.left[at], sizeof v);
+    finite = std::isfinite(v);
+  }
+  o.tag("left partials", left == 0 ? "none" : finite ? "finite" : "some not finite");
+  // a table of a row per slot: rows past the last row of the batch belong to slots that own none
+  const std::int64_t table_rows = std::int64_t(asked / sizeof(float)) / c.n;
+  o.tag("backward slots", table_rows < 1        ? "no partial table"
+                          : c.m > table_rows    ? "loop"
+                          : c.m == table_rows   ? "one row each"
+                                                : "fewer rows than table rows");
+
+  const auto exact = exact_backward_of(c, c.dy, k.capabilities());
+  tag_domain(o, exact.rows);
+  verdicts v;
+  v.oracle_matrix("dx", c.x_dtype, out.dx, c.m, c.n, exact.dx, exact.dx_bound, exact.rows);
+  v.oracle_vector("dgamma", c.gamma_dtype, out.dgamma, exact.dgamma, exact.dgamma_bound, exact.columns, true);
+  v.finish(o, "on a workspace of " + std::to_string(reuse.whole_block ? std::max(left, asked) : asked) +
+                  " bytes (it asked for " + std::to_string(asked) + ") starting with what an earlier backward (" +
+                  std::to_string(e.m) + "x" + std::to_string(e.n) + ") left in its " + std::to_string(left) +
+                  ", dx and dgamma must match the exact oracle");
 }
 
 // ---- scaling x by 2^k and ε by 4^k ----
@@ -1005,6 +1120,19 @@ const std::vector<property>& all_properties() {
          join({every_dtype, every_size, backward_paths,
                {{"rows", "0", 0.005}, {"rows", "1", 0.05}, {"rows", "2-16", 0.1}, {"rows", "17+", 0.2},
                 {"size", "tall", 0.01}}}),
+         "", 0, needs_backward}),
+        // two backward calls a case, the second on the workspace the first left dirty
+        drawing_variants({"dx_and_dgamma_match_the_oracle_on_a_reused_workspace", {"backward", "gamma"}, 300,
+         reused_workspace_cases(), check_reused_workspace,
+         join({every_dtype,
+               {{"workspace", "the whole block: more than asked, every byte left", 0.1, {},
+                 std::pair{std::string("earlier call's workspace"), std::string("none asked")}},
+                {"workspace", "what it asked, every byte left", 0.1, {},
+                 std::pair{std::string("earlier call's workspace"), std::string("none asked")}},
+                {"left partials", "finite", 0.5, {},
+                 std::pair{std::string("earlier call's workspace"), std::string("none asked")}},
+                {"backward slots", "fewer rows than table rows", 0.02},
+                {"backward slots", "loop", 0.1}}}),
          "", 0, needs_backward}),
         {"scaling_x_by_2_to_the_k_keeps_y_and_scales_dx", {"forward", "backward"}, 2250, scaling_cases(),
          check_scaling, join({every_dtype, {{"k", "positive", 0.3}, {"k", "negative", 0.3}}}), "", 0,

@@ -102,7 +102,7 @@ struct call_spec {
   std::int64_t alias_align = 1;     ///< an aliased operand's start is rounded down to this (and its element size)
 
   workspace_mode workspace = workspace_mode::exact;
-  std::uint16_t workspace_param = 0;
+  std::size_t workspace_param = 0;   ///< the mode's bytes (a fuzz input gives 16 bits of them)
   bool workspace_null = false;
   std::int64_t workspace_base = 0;    ///< byte position in the region
   std::size_t workspace_bytes = 0;    ///< what the call claims

@@ -26,9 +26,22 @@ struct outputs {
   std::string forward_path, backward_path;
   /// the workspace the backward asked for (0 when only the forward ran)
   std::size_t workspace_bytes = 0;
+  /// the bytes the backward left in its workspace, where workspace_reuse::keep asked for them
+  std::vector<std::uint8_t> workspace_left;
 };
 
 enum class calls { forward, forward_and_backward };
+
+/// how the backward's workspace is handed out. Fresh (the default): exactly what workspace_size
+/// asks, every byte the arena's background (0xff: NaN as fp32). Reused, as a caching allocator
+/// hands a freed block out again: the workspace starts with the bytes an earlier call left in
+/// its own (finite partials where that call's inputs were), and is either exactly what the call
+/// asks or the whole block (the earlier call's size where that is more)
+struct workspace_reuse {
+  std::vector<std::uint8_t> left;  ///< the block's bytes, as the earlier call left them (empty: fresh)
+  bool whole_block = false;        ///< the call is given left.size() bytes where it asks fewer
+  bool keep = false;               ///< outputs::workspace_left gets what this call's backward left
+};
 
 /// runs c on k; throws property_failure for a memory violation or an NC_ERR_UNSUPPORTED (the
 /// generators draw inside the kernel's declared capabilities), and what the kernel throws
@@ -36,6 +49,8 @@ enum class calls { forward, forward_and_backward };
 /// only the forward (outputs::dx and dgamma hold zeros); a kernel that writes no r gets
 /// r.data = NULL and outputs::r holds zeros.
 outputs execute(const kernel& k, const norm_case& c, calls which);
+/// the same, with the backward's workspace handed out as `reuse` says
+outputs execute(const kernel& k, const norm_case& c, calls which, const workspace_reuse& reuse);
 
 /// "a call inside its declared capabilities (…): dtype pair fp16, layouts dense, M = 3, N = 8,
 /// epsilon 1e-06", for the failure of a kernel that does not serve what it declared
@@ -58,8 +73,9 @@ struct case_arena {
 
   /// asks the kernel's workspace_size for the backward and places what it asks for (exact,
   /// after the operands; the arena grows, so the pointers change and it is asked again: an
-  /// answer that keeps changing is a property_failure); the bytes
-  std::size_t place_workspace(const kernel& k);
+  /// answer that keeps changing is a property_failure), or `block` bytes where that is more
+  /// (workspace_mode::larger: a caching allocator's block); the bytes asked for
+  std::size_t place_workspace(const kernel& k, std::size_t block = 0);
 };
 
 /// a case's operand values as typed contiguous memory (x, dy: M×N row-major; gamma: N),
