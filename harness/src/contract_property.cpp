@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <tuple>
 
@@ -14,7 +15,9 @@
 #include "normcheck/harness/execute.hpp"
 #include "normcheck/harness/failure.hpp"
 #include "normcheck/harness/generators.hpp"
+#include "normcheck/harness/judge.hpp"
 #include "normcheck/harness/property.hpp"
+#include "verdicts.hpp"
 
 namespace nc::harness {
 namespace {
@@ -50,10 +53,55 @@ struct rule {
   std::int64_t min_heads = 0, min_batches = 0;
   // a quantized output's scale operand has this many columns or more (per-group: two groups)
   std::int64_t min_scale_cols = 0;
+  // the rule's exact boundary. `boundary` breaks it at the first broken value beside the last
+  // valid one (an offset of -1, rows one element too close, a workspace 1 to 15 bytes off 16,
+  // the negative float nearest 0, the code past an enum's last), where `apply` breaks it further
+  // in; the case's "boundary draw" picks among such values. at_boundary: `apply` is that value
+  // already (a stride of 0, a workspace one byte short)
+  std::function<void(call&, const norm_case&, std::uint64_t)> boundary = {};
+  bool at_boundary = false;
+  // the valid call beside the boundary: the case changed by the least step that keeps the rule
+  // (the offset 0, rows exactly far enough apart, M = 0, epsilon -0), which the kernel must
+  // accept and compute right; false where the case cannot take it (a layout or an epsilon the
+  // kernel does not declare, a per-head view)
+  std::function<bool(norm_case&, const capabilities&, std::uint64_t)> valid_beside = {};
   // the argument the message must name: the catalog's for the rule
   std::string argument() const { return std::string(find_contract_rule(rule_id)->argument); }
   bool workspace() const { return rule_id.rfind("workspace", 0) == 0; }
+  bool has_boundary() const { return at_boundary || bool(boundary); }
 };
+
+// the case's layout of an operand, by its name
+matrix_layout& layout_of(norm_case& c, const std::string& name) {
+  operand_layouts& l = c.layout;
+  if (name == "x") return l.x;
+  if (name == "y") return l.y;
+  if (name == "dy") return l.dy;
+  if (name == "dx") return l.dx;
+  if (name == "residual") return l.residual;
+  if (name == "residual_out") return l.residual_out;
+  if (name == "residual_grad") return l.residual_grad;
+  throw std::invalid_argument("no matrix operand '" + name + "' in a case's layouts");
+}
+vector_layout& vector_layout_of(norm_case& c, const std::string& name) {
+  if (name == "gamma") return c.layout.gamma;
+  if (name == "r") return c.layout.r;
+  if (name == "dgamma") return c.layout.dgamma;
+  throw std::invalid_argument("no vector operand '" + name + "' in a case's layouts");
+}
+
+// whether a case's layouts are ones the kernel declares
+bool served_layouts(const norm_case& c, const capabilities& caps) {
+  return caps.serves_layouts(layout_bits(c, caps.writes_r()));
+}
+
+// the negative float nearest 0: the first broken epsilon (or scale floor) below 0 and -0; the
+// negative normal nearest 0 for a kernel that declares it flushes subnormals (its -denorm_min
+// is -0, which keeps the rule)
+float least_negative() {
+  return drawing_domain().flushes_subnormals() ? -std::numeric_limits<float>::min()
+                                               : -std::numeric_limits<float>::denorm_min();
+}
 
 nc_dtype other_dtype(nc_dtype t) { return t == NC_F32 ? NC_F16 : NC_F32; }
 nc_dtype wrong_gamma(nc_dtype x) { return x == NC_F32 ? NC_F16 : x == NC_F16 ? NC_BF16 : NC_F16; }
@@ -97,13 +145,35 @@ void matrix_rules(std::vector<rule>& out, bool backward, const char* name, matri
   const std::size_t first = out.size();
   out.push_back({who + " is null", backward, id + ".null", [at](call& k, const norm_case&) { at(k).data = nullptr; }});
   out.push_back({who + " has a negative offset", backward, id + ".offset", [at](call& k, const norm_case&) { at(k).offset = -1; }});
+  // -1 is the boundary; beside it the offset 0
+  out.back().at_boundary = true;
+  out.back().valid_beside = [id](norm_case& c, const capabilities& caps, std::uint64_t) {
+    layout_of(c, id).offset = 0;
+    return served_layouts(c, caps);
+  };
   out.push_back({who + " has a zero column stride", backward, id + ".col_stride",
                  [at](call& k, const norm_case&) { at(k).col_stride = 0; }});
+  out.back().at_boundary = true;
   out.push_back({who + " has a zero row stride", backward, id + ".row_stride",
                  [at](call& k, const norm_case&) { at(k).row_stride = 0; }, 2});
+  out.back().at_boundary = true;
   // rows one element shorter apart than they are long (neither rows nor columns side by side)
   out.push_back({who + " rows overlap", backward, id + ".distinct",
                  [at](call& k, const norm_case& c) { at(k).row_stride = c.n - 1, at(k).col_stride = 1; }, 2, 2});
+  // the boundary at a column stride of 1 to 3: row i's last element is row i + 1's first.
+  // Beside it, on a 2-D case, rows exactly far enough apart: (n - 1) * col_stride + 1
+  out.back().at_boundary = true;
+  out.back().boundary = [at](call& k, const norm_case& c, std::uint64_t draw) {
+    const std::int64_t col = 1 + std::int64_t(draw % 3);
+    at(k).row_stride = (c.n - 1) * col, at(k).col_stride = col;
+  };
+  out.back().valid_beside = [id](norm_case& c, const capabilities& caps, std::uint64_t draw) {
+    if (heads_of(c) > 1 || rows_of(c).tokens > 0) return false;
+    const std::int64_t col = 1 + std::int64_t(draw % 3);
+    matrix_layout& l = layout_of(c, id);
+    l.row_stride = (c.n - 1) * col + 1, l.col_stride = col;
+    return served_layouts(c, caps);
+  };
   out.push_back({who + "'s layout overflows 64-bit indexing", backward, id + ".overflow",
                  [at](call& k, const norm_case& c) { overflow_layout(at(k), c); }});
   for (std::size_t i = first; i < out.size(); ++i) out[i].op = op;
@@ -296,10 +366,81 @@ void vector_rules(std::vector<rule>& out, bool backward, const char* name, vecto
   const std::int64_t two_rows = rows ? 2 : 1, two_columns = rows ? 1 : 2;
   out.push_back({who + " is null", backward, id + ".null", [at](call& k, const norm_case&) { at(k).data = nullptr; }});
   out.push_back({who + " has a negative offset", backward, id + ".offset", [at](call& k, const norm_case&) { at(k).offset = -2; }});
+  out.back().boundary = [at](call& k, const norm_case&, std::uint64_t) { at(k).offset = -1; };
+  out.back().valid_beside = [id](norm_case& c, const capabilities& caps, std::uint64_t) {
+    vector_layout_of(c, id).offset = 0;
+    return served_layouts(c, caps);
+  };
   out.push_back({who + " has a zero stride", backward, id + ".stride", [at](call& k, const norm_case&) { at(k).stride = 0; },
                  two_rows, two_columns});
+  out.back().at_boundary = true;
   out.push_back({who + "'s layout overflows 64-bit indexing", backward, id + ".overflow",
                  [at, rows](call& k, const norm_case& c) { overflow_layout(at(k), rows ? c.m : c.n); }});
+}
+
+// the boundaries of the rules matrix_rules and vector_rules do not build, by breaker
+void boundaries(std::vector<rule>& out) {
+  const auto named = [&](const std::string& name) -> rule& {
+    for (rule& r : out)
+      if (r.name == name) return r;
+    throw std::logic_error("contract property: no breaker '" + name + "' to give a boundary");
+  };
+  using value = std::function<void(call&, const norm_case&, std::uint64_t)>;
+  const auto at = [&](const std::string& name) { named(name).at_boundary = true; };
+  const auto beside = [&](const std::string& name, value v) { named(name).boundary = std::move(v); };
+  for (const char* name : {"n is zero", "backward: n is zero", "epsilon is infinite", "the workspace is smaller than the query",
+                           "op.in_place is 2", "backward: op.in_place is 2", "op.weight_offset is infinite",
+                           "backward: op.weight_offset is infinite", "op.group is 0", "op.group does not divide n",
+                           "scale has a negative offset", "scale has a zero column stride", "scale has a zero row stride",
+                           "head.heads is 0", "backward: head.heads is 0", "head.heads does not divide m",
+                           "backward: head.heads does not divide m", "heads x tokens do not divide m",
+                           "backward: heads x tokens do not divide m", "backward: op.quant asks for codes"})
+    at(name);
+  for (rule& r : out)
+    if (r.rule_id.ends_with(".head_stride") || r.rule_id.ends_with(".batch_stride")) r.at_boundary = true;
+  // M = 0 beside M = -1: a valid empty call (2-D rows: a per-head view's heads must divide M)
+  const auto empty = [](norm_case& c, const capabilities&, std::uint64_t) {
+    if (c.op.rows != NC_ROWS_MATRIX) return false;
+    c.m = 0;
+    c.x.clear(), c.dy.clear(), c.dy2.clear(), c.residual.clear(), c.residual_grad.clear();
+    return true;
+  };
+  beside("n is negative", [](call& k, const norm_case&, std::uint64_t) { k.f.n = -1; });
+  beside("m is negative", [](call& k, const norm_case&, std::uint64_t) { k.f.m = -1; });
+  named("m is negative").valid_beside = empty;
+  at("backward: m is negative");
+  named("backward: m is negative").valid_beside = empty;
+  // epsilon: the negative float nearest 0 is broken, -0 beside it keeps ">= 0"
+  beside("epsilon is negative", [](call& k, const norm_case&, std::uint64_t) { k.f.epsilon = least_negative(); });
+  named("epsilon is negative").valid_beside = [](norm_case& c, const capabilities& caps, std::uint64_t) {
+    c.epsilon = -0.0f;
+    return caps.takes_epsilon(c.epsilon);
+  };
+  // a per-group scale's rows one scale too close: row i's last scale is row i + 1's first
+  beside("scale's rows overlap", [](call& k, const norm_case& c, std::uint64_t) {
+    k.f.scale.row_stride = scale_cols(k.f.op, c.n) - 1, k.f.scale.col_stride = 1;
+  });
+  beside("op.scale_floor is negative", [](call& k, const norm_case&, std::uint64_t) { k.f.op.scale_floor = least_negative(); });
+  // the code past an enum's last: NC_FP8_E4M3 is a dtype (a quantized output's codes), no element dtype
+  beside("x has an unknown dtype", [](call& k, const norm_case&, std::uint64_t) { k.f.x.dtype = NC_FP8_E4M3; });
+  beside("gamma has an unknown dtype", [](call& k, const norm_case&, std::uint64_t) { k.f.gamma.dtype = NC_FP8_E4M3; });
+  beside("backward: x has an unknown dtype", [](call& k, const norm_case&, std::uint64_t) { k.b.x.dtype = NC_FP8_E4M3; });
+  beside("backward: gamma has an unknown dtype",
+         [](call& k, const norm_case&, std::uint64_t) { k.b.gamma.dtype = NC_FP8_E4M3; });
+  beside("op.residual is no nc_residual", [](call& k, const norm_case&, std::uint64_t) { k.f.op.residual = nc_residual(3); });
+  beside("backward: op.residual is no nc_residual",
+         [](call& k, const norm_case&, std::uint64_t) { k.b.op.residual = nc_residual(3); });
+  beside("op.rows is no nc_rows", [](call& k, const norm_case&, std::uint64_t) { k.f.op.rows = nc_rows(3); });
+  beside("backward: op.rows is no nc_rows", [](call& k, const norm_case&, std::uint64_t) { k.b.op.rows = nc_rows(3); });
+  beside("op.quant is no nc_quant", [](call& k, const norm_case&, std::uint64_t) { k.f.op.quant = nc_quant(4); });
+  beside("op.scale is no nc_scale", [](call& k, const norm_case&, std::uint64_t) { k.f.op.scale = nc_scale(3); });
+  beside("op.apply is no nc_scale_apply", [](call& k, const norm_case&, std::uint64_t) { k.f.op.apply = nc_scale_apply(2); });
+  beside("head.tokens is negative", [](call& k, const norm_case&, std::uint64_t) { k.f.head.tokens = 0; });
+  beside("backward: head.tokens is negative", [](call& k, const norm_case&, std::uint64_t) { k.b.head.tokens = 0; });
+  // a workspace 1 to 15 bytes past a 16-byte boundary
+  beside("the workspace is not 16-byte aligned", [](call& k, const norm_case&, std::uint64_t draw) {
+    k.b.workspace = static_cast<char*>(k.b.workspace) + 1 + draw % 15;
+  });
 }
 
 const std::vector<rule>& rules() {
@@ -361,6 +502,7 @@ const std::vector<rule>& rules() {
     operation_rules(out);
     head_rules(out);
     quantization_rules(out);
+    boundaries(out);
     return out;
   }();
   return list;
@@ -419,6 +561,24 @@ bool names(const std::string& message, const std::string& argument) {
          message.find("'" + argument + ".") != std::string::npos;
 }
 
+// where a case breaks its rule: as its breaker does, or at the exact boundary, with the valid
+// call beside the boundary after the rejection (where the case takes one)
+constexpr const char* side_names[] = {"the breaker", "at the boundary"};
+// the distribution's dimensions of the boundaries: where the broken value lay, each rule's cases
+// broken at its boundary (as "rule broken" counts them), and the valid calls beside one
+constexpr const char* boundary_dimension = "boundary";
+constexpr const char* broken_at_boundary_dimension = "rule broken at its boundary";
+constexpr const char* valid_beside_dimension = "valid beside";
+constexpr const char* kept_beside_dimension = "rule kept beside its boundary";
+
+// whether the case can take the valid call beside the rule's boundary (and takes it, in c)
+bool valid_beside_applies(const rule& r, norm_case& c, const capabilities& caps, std::uint64_t draw) {
+  if (!r.valid_beside) return false;
+  // the backward of an fp32-sum residual add is not judged (abi.h: the sum is stored nowhere)
+  if (r.backward && c.op.residual == NC_RESIDUAL_FP32) return false;
+  return r.valid_beside(c, caps, draw) && outside_capabilities(caps, c).empty();
+}
+
 rc::Gen<norm_case> contract_cases() {
   return rc::gen::exec([] {
     // small valid calls with at least one row: every rule applies to them
@@ -445,9 +605,13 @@ rc::Gen<norm_case> contract_cases() {
       p.tall_elements = 4 * 257 * 8;
       return p;
     }();
-    std::vector<int> weights;
-    for (const rule& r : rules()) weights.push_back(rule_needs(r, drawing_domain()).empty() ? 1 : 0);
-    const rule& r = rules()[*gen_weighted_index(weights)];
+    // one of the rules the kernel's calls can break, alike: drawn among those only, so that a
+    // shrink stays among them too (gen_weighted_index shrinks toward index 0 whatever its weight)
+    std::vector<const rule*> breakable;
+    for (const rule& r : rules())
+      if (rule_needs(r, drawing_domain()).empty()) breakable.push_back(&r);
+    if (breakable.empty()) throw std::invalid_argument("no rule of the contract can be broken on this kernel");
+    const rule& r = *breakable[*gen_weighted_index(std::vector<int>(breakable.size(), 1))];
     // two groups of scales a row: rows long enough for two groups of 128
     static const case_profile two_groups = [] {
       case_profile p = two_rows;
@@ -471,6 +635,14 @@ rc::Gen<norm_case> contract_cases() {
     } while (c.n < r.min_n || heads_of(c) < r.min_heads || tokens_of(c) < r.min_rows || batches_of(c) < r.min_batches ||
              (quantizes(op) && scale_cols(op, c.n) < r.min_scale_cols));
     c.parameters["rule"] = r.name;
+    // where the rule has a boundary, half its cases break it there and then make the valid call
+    // beside it (a breaker at the boundary already: the valid call is what these cases add)
+    const std::uint64_t draw = *gen_seed();
+    norm_case valid = c;
+    const bool beside = valid_beside_applies(r, valid, drawing_domain(), draw);
+    const std::size_t side = *gen_weighted_index({1, r.boundary || beside ? 1 : 0});
+    c.parameters["side"] = side_names[side];
+    if (side > 0) c.parameters["boundary draw"] = std::to_string(draw);
     return c;
   });
 }
@@ -542,7 +714,8 @@ bool outside(const capabilities& caps, const call& k, bool backward) {
 void check_served(const kernel& k, case_arena& a, call& args, const std::string& claim) {
   const std::string what = claim + " the bits of the call that keeps the rule and write only what it was given";
   call_spec served = a.backward;
-  served.workspace_base += std::int64_t(misaligned_by);
+  served.workspace_base +=
+      static_cast<const char*>(args.b.workspace) - static_cast<const char*>(a.memory.device(a.backward.workspace_base));
   if (auto problem = a.memory.check(served, true)) throw property_failure(what + ": " + *problem);
   const std::vector<std::uint32_t> dx = a.memory.elements(a.backward, op_dx),
                                    dgamma = a.memory.elements(a.backward, op_dgamma);
@@ -559,6 +732,35 @@ void check_served(const kernel& k, case_arena& a, call& args, const std::string&
     throw property_failure(what + ": dgamma differs between the two calls");
 }
 
+// the valid call beside a rule's boundary (valid_beside_applies made it): accepted, and its
+// outputs those of the exact oracle
+void check_valid_beside(const kernel& k, const norm_case& valid, const rule& r, observation& o) {
+  o.tag(valid_beside_dimension, "accepted and judged");
+  o.tag(kept_beside_dimension, broken_class(r));
+  const std::string claim = "the valid call beside the boundary of '" + r.name + "' (" + describe(valid) +
+                            ") must be accepted and match the exact oracle";
+  const capabilities& caps = k.capabilities();
+  outputs out;
+  try {
+    out = execute(k, valid, r.backward ? calls::forward_and_backward : calls::forward);
+  } catch (const contract_error& e) {
+    throw property_failure(claim + ": it was rejected: " + e.what());
+  } catch (const property_failure& e) {
+    throw property_failure(claim + ": " + e.summary(), e.first());
+  }
+  verdicts v;
+  const auto forward = exact_variant_forward_of(valid, caps);
+  if (quantizes(valid.op)) v.quantized(judge_quantized_of(valid, caps, out.y, out.scale));
+  else v.oracle_matrix("y", valid.x_dtype, out.y, valid.m, valid.n, forward.plain.y, forward.plain.y_bound, forward.plain.rows);
+  if (caps.writes_r()) v.oracle_vector("r", NC_F32, out.r, forward.plain.r, forward.plain.r_bound, forward.plain.rows, false);
+  if (r.backward) {
+    const auto backward = exact_backward_of(valid, valid.dy, caps);
+    v.oracle_matrix("dx", valid.x_dtype, out.dx, valid.m, valid.n, backward.dx, backward.dx_bound, backward.rows);
+    v.oracle_vector("dgamma", valid.gamma_dtype, out.dgamma, backward.dgamma, backward.dgamma_bound, backward.columns, true);
+  }
+  v.finish(o, claim);
+}
+
 void check_contract(const kernel& k, const norm_case& c, observation& o) {
   const auto named = c.parameters.find("rule");
   if (named == c.parameters.end()) throw std::invalid_argument("the case has no parameter 'rule'");
@@ -570,6 +772,21 @@ void check_contract(const kernel& k, const norm_case& c, observation& o) {
   const capabilities& caps = k.capabilities();
   if (const std::string why = rule_needs(broken, caps); !why.empty())
     throw std::invalid_argument("the rule '" + broken.name + "' does not apply to this kernel: " + why);
+  const auto side_named = c.parameters.find("side");
+  const std::string side = side_named == c.parameters.end() ? side_names[0] : side_named->second;
+  const auto side_at = std::find(std::begin(side_names), std::end(side_names), side);
+  if (side_at == std::end(side_names))
+    throw std::invalid_argument("the case's side is '" + side + "': must be '" + side_names[0] + "' or '" +
+                                side_names[1] + "'");
+  std::uint64_t draw = 0;
+  if (side_at != std::begin(side_names)) {
+    const auto drawn = c.parameters.find("boundary draw");
+    if (drawn == c.parameters.end()) throw std::invalid_argument("the case has no parameter 'boundary draw'");
+    draw = std::stoull(drawn->second);
+  }
+  const bool at_boundary = side == side_names[1];
+  if (at_boundary && !broken.has_boundary())
+    throw std::invalid_argument("the rule '" + broken.name + "' has no boundary");
   case_arena a(k, c);
   call args{{}, {}, 0};
   if (caps.backward()) {
@@ -603,12 +820,16 @@ void check_contract(const kernel& k, const norm_case& c, observation& o) {
     k.synchronize();
     a.memory.download();
   }
-  broken.apply(args, c);
+  if (at_boundary && broken.boundary) broken.boundary(args, c, draw);
+  else broken.apply(args, c);
   o.tag(broken_dimension, broken_class(broken));
+  const bool on_boundary = at_boundary || broken.at_boundary;
+  o.tag(boundary_dimension, on_boundary ? "at the boundary" : broken.boundary ? "inside the broken region" : "no boundary");
+  if (on_boundary) o.tag(broken_at_boundary_dimension, broken_class(broken));
 
   a.memory.upload();  // every byte must stay as it is now
-  const std::string claim = "a call where " + broken.name + " must be rejected naming '" +
-                            broken.argument() + "' and write nothing";
+  const std::string where = broken.name + (at_boundary ? " (at the boundary)" : "");
+  const std::string claim = "a call where " + where + " must be rejected naming '" + broken.argument() + "' and write nothing";
   try {
     if (broken.backward) k.backward(args.b);
     else k.forward(args.f);
@@ -616,7 +837,7 @@ void check_contract(const kernel& k, const norm_case& c, observation& o) {
     if (!broken.may_serve) throw property_failure(claim + ": the call was accepted");
     o.tag("answer", "served (a rule abi.h asks of the caller)");
     a.memory.download();
-    return check_served(k, a, args, "a call where " + broken.name + ", served, must give");
+    return check_served(k, a, args, "a call where " + where + ", served, must give");
   } catch (const contract_error& e) {
     if (!names(e.what(), broken.argument()))
       throw property_failure(claim + ": the message does not name it: " + e.what());
@@ -644,13 +865,18 @@ void check_contract(const kernel& k, const norm_case& c, observation& o) {
   a.memory.download();
   if (auto problem = a.memory.check(broken.backward ? a.backward : a.forward, false))
     throw property_failure(claim + ": " + *problem);
+  // rejected at the boundary: the least step back that keeps the rule must be served, and right
+  if (!at_boundary) return;
+  norm_case valid = c;
+  valid.parameters.clear();
+  if (valid_beside_applies(broken, valid, drawing_domain(), draw)) check_valid_beside(k, valid, broken, o);
 }
 
 }  // namespace
 
 std::vector<contract_breaker> contract_breakers() {
   std::vector<contract_breaker> out;
-  for (const rule& r : rules()) out.push_back({r.name, r.backward, r.rule_id});
+  for (const rule& r : rules()) out.push_back({r.name, r.backward, r.rule_id, r.has_boundary()});
   return out;
 }
 
@@ -659,13 +885,29 @@ property contract_property() {
   // (at least one breaker each: harness_test); a workspace rule only where the kernel needed a
   // workspace for the call
   std::vector<intended_share> intended;
+  const auto has = [&](const char* dimension, const std::string& cls) {
+    return std::any_of(intended.begin(), intended.end(),
+                       [&](const intended_share& i) { return i.dimension == dimension && i.cls == cls; });
+  };
   for (const rule& r : rules()) {
     const std::string cls = broken_class(r);
-    if (std::any_of(intended.begin(), intended.end(), [&](const intended_share& i) { return i.cls == cls; })) continue;
-    intended_share share{broken_dimension, cls, 0.004, [&r](const capabilities& caps) { return rule_needs(r, caps); }};
-    if (r.workspace()) share.unless_observed = std::pair{std::string(not_applicable_dimension), cls};
-    intended.push_back(share);
+    const requirement needs = [&r](const capabilities& caps) { return rule_needs(r, caps); };
+    const auto unless = std::pair{std::string(not_applicable_dimension), cls};
+    if (!has(broken_dimension, cls)) {
+      intended_share share{broken_dimension, cls, 0.004, needs};
+      if (r.workspace()) share.unless_observed = unless;
+      intended.push_back(share);
+    }
+    // each rule with a boundary broken there in its share (a third of its cases, or all)
+    if (r.has_boundary() && !has(broken_at_boundary_dimension, cls)) {
+      intended_share share{broken_at_boundary_dimension, cls, 0.001, needs};
+      if (r.workspace()) share.unless_observed = unless;
+      intended.push_back(share);
+    }
   }
+  // about half the breakers have a boundary, a third of those a valid call beside it
+  intended.push_back({boundary_dimension, side_names[1], 0.2});
+  intended.push_back({valid_beside_dimension, "accepted and judged", 0.03});
   property p{"invalid_calls_are_rejected_naming_the_argument", {"forward", "backward", "gamma"}, 4500,
              contract_cases(), check_contract, intended};
   // about 115 breakers, one drawn a case: at the 150 cases a mutation run gives every property a

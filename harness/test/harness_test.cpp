@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -83,6 +84,30 @@ TEST(contract_rules, every_breaker_cites_a_rule_of_the_catalog_for_its_call) {
     const contract_rule* r = find_contract_rule(b.rule_id);
     ASSERT_NE(r, nullptr) << b.name << " cites '" << b.rule_id << "'";
     EXPECT_TRUE(r->calls & (b.backward ? rule_backward : rule_forward)) << b.name << ": " << b.rule_id;
+  }
+}
+
+// a rule with a numeric boundary (an offset, a stride, rows far enough apart, a count, epsilon, an
+// enum's codes, the workspace's bytes and alignment) is broken at its exact boundary in a share
+// of its cases, in each call it applies to (the contract property's "rule broken at its
+// boundary" dimension); a pointer, a dtype pair, an overlap and 64-bit overflow have none
+TEST(contract_rules, every_rule_with_a_boundary_is_broken_there) {
+  const std::set<std::string> whole = {"m", "n", "epsilon", "workspace_bytes", "workspace.align", "head.heads",
+                                       "head.tokens", "op.group", "op.scale_floor", "x.dtype", "gamma.dtype",
+                                       "op.residual", "op.in_place", "op.weight_offset", "op.rows", "op.quant",
+                                       "op.scale", "op.apply"};
+  const auto numeric = [&](const std::string& id) {
+    if (whole.count(id)) return true;
+    for (const char* kind : {".offset", ".stride", ".col_stride", ".row_stride", ".head_stride", ".batch_stride", ".distinct"})
+      if (id.size() > std::strlen(kind) && id.ends_with(kind)) return true;
+    return false;
+  };
+  std::set<std::string> at_boundary;
+  for (const contract_breaker& b : contract_breakers())
+    if (b.boundary) at_boundary.insert((b.backward ? "backward " : "forward ") + b.rule_id);
+  for (const contract_breaker& b : contract_breakers()) {
+    const std::string pair = (b.backward ? "backward " : "forward ") + b.rule_id;
+    if (numeric(b.rule_id)) EXPECT_TRUE(at_boundary.count(pair)) << pair << " has no breaker at its boundary";
   }
 }
 

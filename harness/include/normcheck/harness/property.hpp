@@ -85,6 +85,9 @@ struct contract_breaker {
   std::string name;
   bool backward = false;
   std::string rule_id;
+  /// it breaks the rule at its exact boundary (the first broken value beside the last valid
+  /// one) in a share of its cases, or in all of them
+  bool boundary = false;
 };
 std::vector<contract_breaker> contract_breakers();
 
