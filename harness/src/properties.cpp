@@ -146,9 +146,11 @@ rc::Gen<norm_case> reused_workspace_cases() {
     }();
     norm_case c = *gen_case(profile);
     const capabilities& caps = drawing_domain();
-    // the earlier call: more rows than one launch takes, N up to 64 and at least the judged
-    // call's up to there (so its table is the larger one in most cases)
-    const std::int64_t widest = caps.max_n > 0 ? std::min<std::int64_t>(64, caps.max_n) : 64;
+    // the earlier call: more rows than one launch takes, N up to 64 (a whole number of the
+    // kernel's N multiple) and at least the judged call's up to there (so its table is the
+    // larger one in most cases)
+    const std::int64_t step = std::max<std::int64_t>(1, caps.n_multiple);
+    const std::int64_t widest = std::max(step, (caps.max_n > 0 ? std::min<std::int64_t>(64, caps.max_n) : 64) / step * step);
     const std::int64_t n = std::max(*gen_columns(c.x_dtype, widest), std::min(c.n, widest));
     std::int64_t m = *gen_uniform(257, 514, 257);
     if (caps.max_elements > 0) m = std::max<std::int64_t>(1, std::min(m, caps.max_elements / n));
