@@ -361,7 +361,8 @@ rc::Seq<std::int64_t> column_shrinks(std::int64_t n) {
 
 static std::vector<std::int64_t> path_limits() {
   std::set<std::int64_t> out;
-  for (const auto table : {std::span<const path_limit>(forward_vector_paths), std::span<const path_limit>(backward_vector_paths)})
+  for (const auto table : {std::span<const path_limit>(forward_vector_paths), std::span<const path_limit>(quantized_vector_paths),
+                           std::span<const path_limit>(backward_vector_paths)})
     for (const path_limit& p : table)
       if (p.max_vectors > 0) out.insert(p.max_vectors);
   return {out.begin(), out.end()};

@@ -3,6 +3,8 @@
 #define NC_PLUGIN_NAME "normcheck-cuda"
 #define NC_PLUGIN_BACKEND "cuda"
 #define NC_PLUGIN_EXTRA_CAPS NC_CAP_DEVICE_MEMORY
+// the quantized forward's kernels: quantize.cu
+#define NC_QUANTIZED_ELSEWHERE
 
 #include <string>
 

@@ -43,6 +43,17 @@ inline constexpr path_limit forward_vector_paths[] = {
     {path::vector_reload, 1024, 0},
 };
 
+/// a quantized output's vector paths, shortest rows first: x held in registers, 8 vectors a
+/// thread (longer rows take a strided path). 256 threads where the forward takes 512 for up to
+/// 8 vectors a thread: the codes' arithmetic takes more registers than the forward's, and 512
+/// threads of them would leave an SM one block
+inline constexpr path_limit quantized_vector_paths[] = {
+    {path::vector_warp, 32, 32 * 8},
+    {path::vector_block128, 128, 128 * 8},
+    {path::vector_block256, 256, 256 * 8},
+    {path::vector_block512, 512, 512 * 8},
+};
+
 /// the backward's vector paths, shortest rows first (longer rows take a strided path)
 inline constexpr path_limit backward_vector_paths[] = {
     {path::vector_warp, 32, 32 * 4},

@@ -10,6 +10,9 @@
 //             vector-reload    1024 threads per row, x read twice               longer rows
 //             strided-warp / strided-block   any layout (N <= 1024 / longer); a small
 //                              call's rows (up to 1024 / 4096 elements) held in registers
+//   quantized forward (a code output): vector-warp (<= 256), vector-block128 (<= 1024),
+//             vector-block256 (<= 2048), vector-block512 (<= 4096), x in registers;
+//             strided-warp / strided-block otherwise
 //   backward  vector-warp (<= 128), vector-block128 (<= 512), vector-block256 (<= 1024),
 //             vector-block512 (<= 4096), x and dy in registers with the next row read
 //             ahead up to 4 vectors a thread; longer rows of vector-block512 hold fp32 in
@@ -92,8 +95,8 @@ inline bool adds_residual(const nc_operation& op) { return op.residual != NC_RES
 
 // a quantized output's vector path (rmsnorm_quantize.cuh forward_quantized_vector): x, the
 // residual operands and gamma as the plain vector paths take them, the codes unit-stride on W
-// bytes (W = x's vector width), a row of up to 256 vectors for a warp and 2048 for 256 threads,
-// and a per-group scale's group a power-of-two count of vectors up to a warp's 32
+// bytes (W = x's vector width), a row within quantized_vector_paths, and a per-group scale's
+// group a power-of-two count of vectors up to a warp's 32
 inline std::optional<path> quantized_vector_path(const nc_forward_args& a) {
   const std::size_t size = dtype_size(a.x.dtype);
   const std::int64_t width = 16 / std::int64_t(size), vectors = a.n / width;
@@ -110,8 +113,8 @@ inline std::optional<path> quantized_vector_path(const nc_forward_args& a) {
                                                        vector_matrix(a.residual_out, a.n, size));
   if (!(vector_matrix(a.x, a.n, size) && vector_gamma(a.gamma) && residual_fits && codes_fit() && group_fits()))
     return std::nullopt;
-  if (vectors <= 32 * std::int64_t(quantized_vectors)) return path::vector_warp;
-  if (vectors <= 256 * std::int64_t(quantized_vectors)) return path::vector_block256;
+  for (const path_limit& p : quantized_vector_paths)
+    if (vectors <= p.max_vectors) return p.choice;
   return std::nullopt;
 }
 
@@ -241,16 +244,18 @@ nc_status forward_quantized_typed(const nc_forward_args& a, const forward_params
                                 std::int64_t(a.op.group), a.op.scale_floor};
   const path choice = forward_path(a);
   const char* what = path_name(choice);
-  // the kernels of one code format: a warp or 256 threads a row, by 16-byte vectors (a build
-  // for rows of up to 4 vectors a thread and one for 8, each with and without a residual: the
-  // registers they do not need would cost blocks an SM) or strided
+  // the kernels of one code format: 32 to 512 threads a row by 16-byte vectors, each with and
+  // without a residual (the registers a build does not need would cost blocks an SM), warps
+  // and 128 threads in a build for rows of up to 4 vectors a thread and one for 8, 256 and
+  // 512 threads for 8 (as forward_built); or strided
   const std::int64_t vectors = a.n / vector_width<T>;
   auto vector_rows = [&](auto format, auto rt, auto add) {
     constexpr code_format F = decltype(format)::value;
     constexpr int RT = decltype(rt)::value;
     constexpr bool ADD = decltype(add)::value;
-    return vectors <= 4 * RT ? launch_rows(forward_quantized_vector<T, G, F, RT, 4, ADD>, RT, a.m, cap, a.stream, what, p)
-                             : launch_rows(forward_quantized_vector<T, G, F, RT, 8, ADD>, RT, a.m, cap, a.stream, what, p);
+    if constexpr (RT <= 128)
+      if (vectors <= 4 * RT) return launch_rows(forward_quantized_vector<T, G, F, RT, 4, ADD>, RT, a.m, cap, a.stream, what, p);
+    return launch_rows(forward_quantized_vector<T, G, F, RT, 8, ADD>, RT, a.m, cap, a.stream, what, p);
   };
   auto vector_path = [&](auto format, auto rt) {
     return adds_residual(a.op) ? vector_rows(format, rt, std::true_type{}) : vector_rows(format, rt, std::false_type{});
@@ -259,7 +264,9 @@ nc_status forward_quantized_typed(const nc_forward_args& a, const forward_params
     constexpr code_format F = decltype(format)::value;
     switch (choice) {
       case path::vector_warp: return vector_path(format, std::integral_constant<int, 32>{});
+      case path::vector_block128: return vector_path(format, std::integral_constant<int, 128>{});
       case path::vector_block256: return vector_path(format, std::integral_constant<int, 256>{});
+      case path::vector_block512: return vector_path(format, std::integral_constant<int, 512>{});
       case path::strided_warp: return launch_rows(forward_quantized<T, G, F, 32>, 32, a.m, cap, a.stream, what, p);
       default: return launch_rows(forward_quantized<T, G, F, 256>, 256, a.m, cap, a.stream, what, p);
     }
@@ -270,6 +277,20 @@ nc_status forward_quantized_typed(const nc_forward_args& a, const forward_params
     default: return launch_format(std::integral_constant<code_format, code_format::int8>{});
   }
 }
+
+// the storage type pairs of x and gamma (with_types), for a family of kernels built in a
+// translation unit of its own
+#define NC_STORAGE_TYPE_PAIRS(X) \
+  X(float, float) X(__half, __half) X(__half, float) X(__nv_bfloat16, __nv_bfloat16) X(__nv_bfloat16, float)
+
+// NC_QUANTIZED_ELSEWHERE: the quantized forward's kernels are built by another translation unit
+// (kernels/cuda/quantize.cu instantiates forward_quantized_typed), so nvcc compiles the two at once
+#if defined(NC_QUANTIZED_ELSEWHERE)
+#define NC_QUANTIZED_EXTERN(T, G) \
+  extern template nc_status forward_quantized_typed<T, G>(const nc_forward_args&, const forward_params<T, G>&);
+NC_STORAGE_TYPE_PAIRS(NC_QUANTIZED_EXTERN)
+#undef NC_QUANTIZED_EXTERN
+#endif
 
 // the backward kernel a path runs (every build has the same signature)
 template <class T, class G>

@@ -3,10 +3,12 @@
 //
 // forward_quantized_vector  16-byte loads: x (and the residual) unit-stride with 16-byte aligned
 //                    rows, N a multiple of the vector width W, the codes unit-stride on W bytes.
-//                    RT threads a row keep their up to MAXV (4 or 8) vectors of x (and the
-//                    residual: the ADD builds) in registers across the passes (sum of squares; a
-//                    per-token scale's amax; the codes, W at a time in one store). A group of per-group scales is L = group / W consecutive vectors:
-//                    L lanes of one warp (L a power of two up to 32) find its amax by shuffles.
+//                    RT threads a row (32 to 512: path_table.hpp) keep their up to MAXV (4
+//                    or 8) vectors of x (and the residual: the ADD builds) in registers across
+//                    the passes (sum of squares; a per-token scale's amax; the codes, W at a
+//                    time in one store), and with up to 4 their gamma across rows. A group of
+//                    per-group scales is L = group / W consecutive vectors: L lanes of one warp
+//                    (L a power of two up to 32) find its amax by shuffles.
 // forward_quantized  RT threads a row (a warp, or 256), any strides and offsets; the row is read
 //                    from memory in each pass: its sum of squares, then (a per-token scale) its
 //                    amax, then the codes. Per-group scales: a thread takes whole groups (g =
@@ -19,9 +21,11 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "dtype.cuh"
+#include "normcheck/abi.h"
 #include "params.cuh"
 #include "reduce.cuh"
 #include "rmsnorm_forward.cuh"
@@ -42,9 +46,14 @@ constexpr float code_max = F == code_format::e4m3 ? 448.0f : F == code_format::e
 template <code_format F>
 __device__ __forceinline__ std::uint16_t quantize_pair(float a, float b) {
   if constexpr (F == code_format::int8) {
+    // clamped to +-127 (NaN to 0), then rounded by adding 1.5 * 2^23: the sum's last bit weighs
+    // 1, so the addition rounds to nearest even and the low byte is the code in two's
+    // complement; full-rate arithmetic, no conversion instructions
     auto code = [](float v) -> std::uint32_t {
-      if (v != v) return 0;
-      return static_cast<std::uint8_t>(static_cast<std::int8_t>(rintf(fminf(fmaxf(v, -127.0f), 127.0f))));
+      const float rounded = (v == v ? fminf(fmaxf(v, -127.0f), 127.0f) : 0.0f) + 12582912.0f;
+      std::uint32_t bits;
+      memcpy(&bits, &rounded, sizeof bits);
+      return bits & 0xffu;
     };
     return static_cast<std::uint16_t>(code(a) | code(b) << 8);
   } else {
@@ -56,6 +65,33 @@ __device__ __forceinline__ std::uint16_t quantize_pair(float a, float b) {
 template <code_format F>
 __device__ __forceinline__ std::uint8_t quantize_code(float v) {
   return static_cast<std::uint8_t>(quantize_pair<F>(v, 0.0f));
+}
+
+// v / scale for a code: two fused multiply-adds from inverse = 1 / scale rounded give the
+// division's bits (Markstein's correction: q0 = v * inverse is within an ulp of the quotient,
+// the remainder v - q0 * scale is exact, and q0 + remainder * inverse rounds to the quotient)
+// where scale lies in [2^-60, 2^60] (divides_fast) and |q0| in [2^-40, 2^64); outside that
+// window q0 itself, which has the quotient's code in every format (|q| < 2^-39: a zero code of
+// q's sign; |q| >= 2^63: saturated). A division is about ten instructions and a reciprocal on
+// the special-function unit, and a row's (a group's) codes all divide by one scale
+__device__ __forceinline__ bool divides_fast(float scale) { return scale >= 0x1p-60f && scale <= 0x1p60f; }
+
+__device__ __forceinline__ float quotient(float v, float scale, float inverse) {
+  const float q0 = v * inverse;
+  const float a = fabsf(q0);
+  return a >= 0x1p-40f && a < 0x1p64f ? fmaf(fmaf(-q0, scale, v), inverse, q0) : q0;
+}
+
+// a dynamic scale, max(amax / max, floor), amax / max rounded as the division: by quotient's
+// fused multiply-adds inside its window, else by the division
+template <code_format F>
+__device__ __forceinline__ float dynamic_scale(float amax, float floor) {
+  constexpr float inverse = 1.0f / code_max<F>;
+  const float q0 = amax * inverse;
+  float scale;
+  if (q0 >= 0x1p-40f && q0 < 0x1p64f) scale = quotient(amax, code_max<F>, inverse);
+  else scale = amax / code_max<F>;
+  return fmaxf(scale, floor);
 }
 
 template <class T, class G>
@@ -70,9 +106,6 @@ struct quantize_params {
   std::int64_t group;
   float floor;
 };
-
-// vectors a thread of forward_quantized_vector holds: its builds keep 4 or 8 (MAXV)
-constexpr int quantized_vectors = 8;
 
 // W codes at p (W-byte aligned) in one store, given as W/2 pairs (quantize_pair), the first at
 // the lowest address
@@ -94,9 +127,26 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
   const forward_params<T, G>& f = p.f;
   const int lane = threadIdx.x % RT;
   const int slot = threadIdx.x / RT;
-  const std::int64_t vectors = f.n / W;
+  // a row of this path holds at most MAXV * RT vectors: int indices
+  const int vectors = int(f.n / W);
   // a build for rows without a residual keeps no registers for it
   constexpr bool add = ADD;
+
+  // a thread's gamma is the same in every row: with up to 4 vectors a thread it is loaded
+  // once, before the first row (rmsnorm_forward.cuh forward_vector)
+  constexpr bool keep_gamma = MAXV <= 4;
+  raw_vectors<G, W> gammas[keep_gamma ? MAXV : 1];
+  if constexpr (keep_gamma) {
+#pragma unroll
+    for (int k = 0; k < MAXV; ++k) {
+      const int v = lane + k * RT;
+      if (v < vectors) gammas[k] = load_vectors<G, W>(f.gamma + v * W);
+    }
+  }
+  auto gamma_of = [&](int k, int v) {
+    if constexpr (keep_gamma) return gammas[k];
+    else return load_vectors<G, W>(f.gamma + v * W);
+  };
 
   for (std::int64_t row = std::int64_t(blockIdx.x) * ROWS + slot; row < f.m;
        row += std::int64_t(gridDim.x) * ROWS) {
@@ -124,7 +174,7 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
     float ss = 0.0f;
 #pragma unroll
     for (int k = 0; k < MAXV; ++k) {
-      const std::int64_t v = lane + std::int64_t(k) * RT;
+      const int v = lane + k * RT;
       if (v < vectors) {
         cache[k] = load16(x + v * W);
         if (add) res_cache[k] = load16(res + v * W);
@@ -139,20 +189,25 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
     if (lane == 0) f.r[row * f.r_stride] = r;
 
     // vector k's h and its values v = h*r*(gamma + offset)
-    auto values = [&](const uint4& x_bits, const uint4& res_bits, std::int64_t v, float (&h)[W], float (&out)[W]) {
+    auto values = [&](const uint4& x_bits, const uint4& res_bits, const raw_vectors<G, W>& gamma, float (&h)[W],
+                      float (&out)[W]) {
       float g[W];
       h_of(x_bits, res_bits, h);
-      load_floats<G, W>(f.gamma + v * W, g);
+      unpack(gamma, g);
 #pragma unroll
       for (int e = 0; e < W; ++e) out[e] = h[e] * r * (g[e] + f.offset);
     };
-    auto scale_of = [&](float amax) { return fmaxf(amax / code_max<F>, p.floor); };
+    auto scale_of = [&](float amax) { return dynamic_scale<F>(amax, p.floor); };
     // vector k's codes (and its h, stored) under a scale
-    auto emit = [&](std::int64_t v, const float (&h)[W], const float (&out)[W], float scale, float inverse) {
+    auto emit = [&](int v, const float (&h)[W], const float (&out)[W], float scale, float inverse) {
       if (add) store16(res_out + v * W, pack<T>(h));
       // the choice outside the elements' loop: a select inside it would divide every element
       std::uint16_t c[W / 2];
-      if (p.divide) {
+      if (p.divide && divides_fast(scale)) {
+#pragma unroll
+        for (int e = 0; e < W; e += 2)
+          c[e / 2] = quantize_pair<F>(quotient(out[e], scale, inverse), quotient(out[e + 1], scale, inverse));
+      } else if (p.divide) {
 #pragma unroll
         for (int e = 0; e < W; e += 2) c[e / 2] = quantize_pair<F>(out[e] / scale, out[e + 1] / scale);
       } else {
@@ -163,24 +218,36 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
     };
 
     if (p.scale_mode == NC_SCALE_PER_GROUP) {
-      // a group is group_lanes consecutive vectors, the same k on consecutive lanes of one warp
+      // a group is group_lanes consecutive vectors (a power of two), the same k on consecutive
+      // lanes of one warp: every vector's amax, then the groups' by shuffles, a step for all k at
+      // once (a shuffle's latency paid once a step, not once a vector), then the codes
       const int group_lanes = int(p.group / W);
       float* scales = p.scale + row * p.scale_row;
+      float amax[MAXV];
 #pragma unroll
       for (int k = 0; k < MAXV; ++k) {
-        const std::int64_t v = lane + std::int64_t(k) * RT;
-        float h[W], out[W], amax = 0.0f;
+        const int v = lane + k * RT;
+        amax[k] = 0.0f;
         if (v < vectors) {
-          values(cache[k], res_cache[k], v, h, out);
+          float h[W], out[W];
+          values(cache[k], res_cache[k], gamma_of(k, v), h, out);
 #pragma unroll
-          for (int e = 0; e < W; ++e) amax = fmaxf(amax, fabsf(out[e]));
+          for (int e = 0; e < W; ++e) amax[k] = fmaxf(amax[k], fabsf(out[e]));
         }
-        // every lane takes part (a group lies wholly inside or past the row)
-        for (int offset = group_lanes / 2; offset > 0; offset /= 2)
-          amax = fmaxf(amax, __shfl_xor_sync(full_mask, amax, offset));
+      }
+      // every lane takes part (a group lies wholly inside or past the row); k past the row: none
+      for (int offset = group_lanes / 2; offset > 0; offset /= 2)
+#pragma unroll
+        for (int k = 0; k < MAXV; ++k)
+          if (k * RT < vectors) amax[k] = fmaxf(amax[k], __shfl_xor_sync(full_mask, amax[k], offset));
+#pragma unroll
+      for (int k = 0; k < MAXV; ++k) {
+        const int v = lane + k * RT;
         if (v < vectors) {
-          const float scale = scale_of(amax);
-          if (v % group_lanes == 0) scales[(v / group_lanes) * p.scale_col] = scale;
+          float h[W], out[W];
+          values(cache[k], res_cache[k], gamma_of(k, v), h, out);
+          const float scale = scale_of(amax[k]);
+          if ((v & (group_lanes - 1)) == 0) scales[std::int64_t(v / group_lanes) * p.scale_col] = scale;
           emit(v, h, out, scale, 1.0f / scale);
         }
       }
@@ -191,10 +258,10 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
       float amax = 0.0f;
 #pragma unroll
       for (int k = 0; k < MAXV; ++k) {
-        const std::int64_t v = lane + std::int64_t(k) * RT;
+        const int v = lane + k * RT;
         if (v < vectors) {
           float h[W], out[W];
-          values(cache[k], res_cache[k], v, h, out);
+          values(cache[k], res_cache[k], gamma_of(k, v), h, out);
 #pragma unroll
           for (int e = 0; e < W; ++e) amax = fmaxf(amax, fabsf(out[e]));
         }
@@ -207,10 +274,10 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
     const float inverse = 1.0f / scale;
 #pragma unroll
     for (int k = 0; k < MAXV; ++k) {
-      const std::int64_t v = lane + std::int64_t(k) * RT;
+      const int v = lane + k * RT;
       if (v < vectors) {
         float h[W], out[W];
-        values(cache[k], res_cache[k], v, h, out);
+        values(cache[k], res_cache[k], gamma_of(k, v), h, out);
         emit(v, h, out, scale, inverse);
       }
     }
@@ -252,7 +319,7 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized(quantize_
     if (lane == 0) f.r[row * f.r_stride] = r;
 
     auto value = [&](std::int64_t j, float h) { return h * r * (to_float(f.gamma[j * f.gamma_stride]) + f.offset); };
-    auto scale_of = [&](float amax) { return fmaxf(amax / code_max<F>, p.floor); };
+    auto scale_of = [&](float amax) { return dynamic_scale<F>(amax, p.floor); };
     // element j's code (and its h, stored): h read again, by the thread that stores it
     auto emit = [&](std::int64_t j, float scale, float inverse) {
       const float h = h_at(j);
