@@ -200,7 +200,12 @@ void check_reused_workspace(const kernel& k, const norm_case& c, observation& o)
   const norm_case e = earlier_call(c);
   workspace_reuse first;
   first.keep = true;
-  const outputs earlier = execute(k, e, calls::forward_and_backward, first);
+  outputs earlier;
+  try {
+    earlier = execute(k, e, calls::forward_and_backward, first);
+  } catch (const property_failure& f) {
+    throw property_failure("the earlier call (" + describe(e) + ", a fresh workspace): " + f.summary(), f.first());
+  }
   workspace_reuse reuse;
   reuse.left = earlier.workspace_left;
   reuse.whole_block = block == "whole";
