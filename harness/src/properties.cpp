@@ -1053,12 +1053,18 @@ property drawing_quantized(property p) {
   return p;
 }
 
-// a class only operations without a quantized output reach (the vector paths: a quantized
-// output takes forward_quantized's strided rows), or without an N multiple (ragged rows)
+// a class only operations without a quantized output reach (the forward's rows past 4096
+// vectors: a quantized output's vector paths end there, path_table.hpp), or only those with
+// one (the 256-thread rows), or without an N multiple (ragged rows)
 std::string needs_unquantized(const capabilities& caps) {
   return std::any_of(caps.operations.begin(), caps.operations.end(), [](const nc_operation& op) { return !quantizes(op); })
              ? ""
-             : "every operation drawn is a quantized output (one path a row length)";
+             : "every operation drawn is a quantized output (its vector paths end at 4096 vectors)";
+}
+std::string needs_quantized(const capabilities& caps) {
+  return std::any_of(caps.operations.begin(), caps.operations.end(), [](const nc_operation& op) { return quantizes(op); })
+             ? ""
+             : "no operation drawn has a quantized output (the forward's rows take 512 threads there)";
 }
 std::string needs_tiny_rows(const capabilities& caps) {
   return std::any_of(caps.operations.begin(), caps.operations.end(),
@@ -1100,10 +1106,10 @@ const std::vector<property>& all_properties() {
     // the shipped kernel's paths (kernels/src/rmsnorm_dispatch.cuh); each minimum is about a
     // third of the share the generators give it
     const intents forward_paths = {
-        {"forward path", "vector-warp", 0.08, needs_unquantized},      {"forward path", "vector-block128", 0.03, needs_unquantized},
-        {"forward path", "vector-block512", 0.008, needs_unquantized}, {"forward path", "vector-block1024", 0.01, needs_unquantized},
-        {"forward path", "vector-reload", 0.003, needs_unquantized},   {"forward path", "strided-warp", 0.15},
-        {"forward path", "strided-block", 0.06}};
+        {"forward path", "vector-warp", 0.08},         {"forward path", "vector-block128", 0.03},
+        {"forward path", "vector-block256", 0.0008, needs_quantized}, {"forward path", "vector-block512", 0.006},
+        {"forward path", "vector-block1024", 0.01, needs_unquantized}, {"forward path", "vector-reload", 0.003, needs_unquantized},
+        {"forward path", "strided-warp", 0.15},        {"forward path", "strided-block", 0.06}};
     const intents backward_paths = {
         {"backward path", "vector-warp", 0.05},      {"backward path", "vector-block128", 0.04},
         {"backward path", "vector-block256", 0.006}, {"backward path", "vector-block512", 0.007},
