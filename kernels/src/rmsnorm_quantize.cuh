@@ -219,34 +219,23 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
 
     if (p.scale_mode == NC_SCALE_PER_GROUP) {
       // a group is group_lanes consecutive vectors (a power of two), the same k on consecutive
-      // lanes of one warp: every vector's amax, then the groups' by shuffles, a step for all k at
-      // once (a shuffle's latency paid once a step, not once a vector), then the codes
+      // lanes of one warp
       const int group_lanes = int(p.group / W);
       float* scales = p.scale + row * p.scale_row;
-      float amax[MAXV];
 #pragma unroll
       for (int k = 0; k < MAXV; ++k) {
         const int v = lane + k * RT;
-        amax[k] = 0.0f;
+        float h[W], out[W], amax = 0.0f;
         if (v < vectors) {
-          float h[W], out[W];
           values(cache[k], res_cache[k], gamma_of(k, v), h, out);
 #pragma unroll
-          for (int e = 0; e < W; ++e) amax[k] = fmaxf(amax[k], fabsf(out[e]));
+          for (int e = 0; e < W; ++e) amax = fmaxf(amax, fabsf(out[e]));
         }
-      }
-      // every lane takes part (a group lies wholly inside or past the row); k past the row: none
-      for (int offset = group_lanes / 2; offset > 0; offset /= 2)
-#pragma unroll
-        for (int k = 0; k < MAXV; ++k)
-          if (k * RT < vectors) amax[k] = fmaxf(amax[k], __shfl_xor_sync(full_mask, amax[k], offset));
-#pragma unroll
-      for (int k = 0; k < MAXV; ++k) {
-        const int v = lane + k * RT;
+        // every lane takes part (a group lies wholly inside or past the row)
+        for (int offset = group_lanes / 2; offset > 0; offset /= 2)
+          amax = fmaxf(amax, __shfl_xor_sync(full_mask, amax, offset));
         if (v < vectors) {
-          float h[W], out[W];
-          values(cache[k], res_cache[k], gamma_of(k, v), h, out);
-          const float scale = scale_of(amax[k]);
+          const float scale = scale_of(amax);
           if ((v & (group_lanes - 1)) == 0) scales[std::int64_t(v / group_lanes) * p.scale_col] = scale;
           emit(v, h, out, scale, 1.0f / scale);
         }
