@@ -45,14 +45,18 @@ namespace nc {
 
 template <class T> struct type_tag { using type = T; };
 
-// calls f(type_tag<T>, type_tag<G>) for the storage types of x and gamma
+// the storage type pairs the kernels serve: X(x's dtype, gamma's dtype, T, G)
+#define NC_STORAGE_TYPE_PAIRS(X)                                                            \
+  X(NC_F32, NC_F32, float, float) X(NC_F16, NC_F16, __half, __half) X(NC_F16, NC_F32, __half, float) \
+  X(NC_BF16, NC_BF16, __nv_bfloat16, __nv_bfloat16) X(NC_BF16, NC_F32, __nv_bfloat16, float)
+
+// calls f(type_tag<T>{}, type_tag<G>{}) for the storage types of x and gamma
 template <class F>
 nc_status with_types(nc_dtype x, nc_dtype gamma, F&& f) {
-  if (x == NC_F32 && gamma == NC_F32) return f(type_tag<float>{}, type_tag<float>{});
-  if (x == NC_F16 && gamma == NC_F16) return f(type_tag<__half>{}, type_tag<__half>{});
-  if (x == NC_F16 && gamma == NC_F32) return f(type_tag<__half>{}, type_tag<float>{});
-  if (x == NC_BF16 && gamma == NC_BF16) return f(type_tag<__nv_bfloat16>{}, type_tag<__nv_bfloat16>{});
-  if (x == NC_BF16 && gamma == NC_F32) return f(type_tag<__nv_bfloat16>{}, type_tag<float>{});
+#define NC_TYPE_PAIR_CALL(XD, GD, T, G) \
+  if (x == XD && gamma == GD) return f(type_tag<T>{}, type_tag<G>{});
+  NC_STORAGE_TYPE_PAIRS(NC_TYPE_PAIR_CALL)
+#undef NC_TYPE_PAIR_CALL
   set_last_error("no kernel for x " + std::string(dtype_name(x)) + " with gamma " + dtype_name(gamma));
   return NC_ERR_UNSUPPORTED;
 }
@@ -247,7 +251,7 @@ nc_status forward_quantized_typed(const nc_forward_args& a, const forward_params
   // the kernels of one code format: 32 to 512 threads a row by 16-byte vectors, each with and
   // without a residual (the registers a build does not need would cost blocks an SM), warps
   // and 128 threads in a build for rows of up to 4 vectors a thread and one for 8, 256 and
-  // 512 threads for 8 (as forward_built); or strided
+  // 512 threads for 8 (as forward_built's 512); or strided
   const std::int64_t vectors = a.n / vector_width<T>;
   auto vector_rows = [&](auto format, auto rt, auto add) {
     constexpr code_format F = decltype(format)::value;
@@ -278,15 +282,11 @@ nc_status forward_quantized_typed(const nc_forward_args& a, const forward_params
   }
 }
 
-// the storage type pairs of x and gamma (with_types), for a family of kernels built in a
-// translation unit of its own
-#define NC_STORAGE_TYPE_PAIRS(X) \
-  X(float, float) X(__half, __half) X(__half, float) X(__nv_bfloat16, __nv_bfloat16) X(__nv_bfloat16, float)
-
 // NC_QUANTIZED_ELSEWHERE: the quantized forward's kernels are built by another translation unit
-// (kernels/cuda/quantize.cu instantiates forward_quantized_typed), so nvcc compiles the two at once
+// (kernels/cuda/quantize.cu instantiates forward_quantized_typed), so a build of the plugin
+// compiles the two on two cores
 #if defined(NC_QUANTIZED_ELSEWHERE)
-#define NC_QUANTIZED_EXTERN(T, G) \
+#define NC_QUANTIZED_EXTERN(XD, GD, T, G) \
   extern template nc_status forward_quantized_typed<T, G>(const nc_forward_args&, const forward_params<T, G>&);
 NC_STORAGE_TYPE_PAIRS(NC_QUANTIZED_EXTERN)
 #undef NC_QUANTIZED_EXTERN
