@@ -749,15 +749,8 @@ void check_valid_beside(const kernel& k, const norm_case& valid, const rule& r, 
     throw property_failure(claim + ": " + e.summary(), e.first());
   }
   verdicts v;
-  const auto forward = exact_variant_forward_of(valid, caps);
-  if (quantizes(valid.op)) v.quantized(judge_quantized_of(valid, caps, out.y, out.scale));
-  else v.oracle_matrix("y", valid.x_dtype, out.y, valid.m, valid.n, forward.plain.y, forward.plain.y_bound, forward.plain.rows);
-  if (caps.writes_r()) v.oracle_vector("r", NC_F32, out.r, forward.plain.r, forward.plain.r_bound, forward.plain.rows, false);
-  if (r.backward) {
-    const auto backward = exact_backward_of(valid, valid.dy, caps);
-    v.oracle_matrix("dx", valid.x_dtype, out.dx, valid.m, valid.n, backward.dx, backward.dx_bound, backward.rows);
-    v.oracle_vector("dgamma", valid.gamma_dtype, out.dgamma, backward.dgamma, backward.dgamma_bound, backward.columns, true);
-  }
+  judge_forward(v, valid, caps, out);
+  if (r.backward) judge_backward(v, valid, caps, out);
   v.finish(o, claim);
 }
 

@@ -86,20 +86,9 @@ rc::Gen<norm_case> differential_cases(bool backward, int tall_percent = 0) {
 void check_forward_differential(const kernel& k, const norm_case& c, observation& o) {
   const outputs out = execute(k, c, calls::forward);
   tag_case(o, c), tag_paths(o, out);
-  const auto variant = exact_variant_forward_of(c, k.capabilities());
-  const auto& exact = variant.plain;
-  tag_domain(o, exact.rows);
   verdicts v(table_binding(c));
-  if (quantizes(c.op)) v.quantized(judge_quantized_of(c, k.capabilities(), out.y, out.scale));
-  else v.oracle_matrix("y", c.x_dtype, out.y, c.m, c.n, exact.y, exact.y_bound, exact.rows);
-  // residual_out is h rounded to x's dtype: bit-exact (a NaN h matches any NaN)
-  if (adds_residual(c.op)) v.exact_values("residual_out", c.x_dtype, out.residual_out, variant.residual_out, c.n);
-  if (k.capabilities().writes_r()) {
-    v.oracle_vector("r", NC_F32, out.r, exact.r, exact.r_bound, exact.rows, false);
-    v.finish(o, "y and r must match the exact oracle");
-  } else {
-    v.finish(o, "y must match the exact oracle");
-  }
+  tag_domain(o, judge_forward(v, c, k.capabilities(), out).plain.rows);
+  v.finish(o, k.capabilities().writes_r() ? "y and r must match the exact oracle" : "y must match the exact oracle");
 }
 
 void check_dx_differential(const kernel& k, const norm_case& c, observation& o) {
@@ -233,11 +222,8 @@ void check_reused_workspace(const kernel& k, const norm_case& c, observation& o)
                           : c.m == table_rows   ? "one row each"
                                                 : "fewer rows than table rows");
 
-  const auto exact = exact_backward_of(c, c.dy, k.capabilities());
-  tag_domain(o, exact.rows);
   verdicts v;
-  v.oracle_matrix("dx", c.x_dtype, out.dx, c.m, c.n, exact.dx, exact.dx_bound, exact.rows);
-  v.oracle_vector("dgamma", c.gamma_dtype, out.dgamma, exact.dgamma, exact.dgamma_bound, exact.columns, true);
+  tag_domain(o, judge_backward(v, c, k.capabilities(), out).rows);
   v.finish(o, "on a workspace of " + std::to_string(reuse.whole_block ? std::max(left, asked) : asked) +
                   " bytes (it asked for " + std::to_string(asked) + ") starting with what an earlier backward (" +
                   std::to_string(e.m) + "x" + std::to_string(e.n) + ") left in its " + std::to_string(left) +

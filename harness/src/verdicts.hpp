@@ -13,6 +13,7 @@
 
 #include "normcheck/harness/execute.hpp"
 #include "normcheck/harness/failure.hpp"
+#include "normcheck/harness/judge.hpp"
 #include "normcheck/harness/property.hpp"
 #include "normcheck/oracles/compare.hpp"
 #include "normcheck/oracles/quantized.hpp"
@@ -153,5 +154,29 @@ class verdicts {
   std::string failed_outputs_, other_;
   std::vector<mismatch> first_;
 };
+
+/// a forward call's outputs against the exact oracle: y (a quantized output's codes and scales),
+/// residual_out bit for bit where the operation adds a residual, r where the kernel writes one;
+/// the oracle's result, for the caller's tags
+inline oracle::variant_forward_result judge_forward(verdicts& v, const norm_case& c, const capabilities& caps,
+                                                    const outputs& out) {
+  oracle::variant_forward_result variant = exact_variant_forward_of(c, caps);
+  const auto& exact = variant.plain;
+  if (quantizes(c.op)) v.quantized(judge_quantized_of(c, caps, out.y, out.scale));
+  else v.oracle_matrix("y", c.x_dtype, out.y, c.m, c.n, exact.y, exact.y_bound, exact.rows);
+  // residual_out is h rounded to x's dtype: bit-exact (a NaN h matches any NaN)
+  if (adds_residual(c.op)) v.exact_values("residual_out", c.x_dtype, out.residual_out, variant.residual_out, c.n);
+  if (caps.writes_r()) v.oracle_vector("r", NC_F32, out.r, exact.r, exact.r_bound, exact.rows, false);
+  return variant;
+}
+
+/// a backward call's dx and dgamma against the exact oracle; the oracle's result
+inline oracle::backward_result judge_backward(verdicts& v, const norm_case& c, const capabilities& caps,
+                                              const outputs& out) {
+  oracle::backward_result exact = exact_backward_of(c, c.dy, caps);
+  v.oracle_matrix("dx", c.x_dtype, out.dx, c.m, c.n, exact.dx, exact.dx_bound, exact.rows);
+  v.oracle_vector("dgamma", c.gamma_dtype, out.dgamma, exact.dgamma, exact.dgamma_bound, exact.columns, true);
+  return exact;
+}
 
 }  // namespace nc::harness
