@@ -75,11 +75,14 @@ __device__ __forceinline__ std::uint8_t quantize_code(float v) {
 // q's sign; |q| >= 2^63: saturated). A division is about ten instructions and a reciprocal on
 // the special-function unit, and a row's (a group's) codes all divide by one scale
 __device__ __forceinline__ bool divides_fast(float scale) { return scale >= 0x1p-60f && scale <= 0x1p60f; }
+__device__ __forceinline__ bool corrects_exactly(float q0) {
+  const float a = fabsf(q0);
+  return a >= 0x1p-40f && a < 0x1p64f;
+}
 
 __device__ __forceinline__ float quotient(float v, float scale, float inverse) {
   const float q0 = v * inverse;
-  const float a = fabsf(q0);
-  return a >= 0x1p-40f && a < 0x1p64f ? fmaf(fmaf(-q0, scale, v), inverse, q0) : q0;
+  return corrects_exactly(q0) ? fmaf(fmaf(-q0, scale, v), inverse, q0) : q0;
 }
 
 // a dynamic scale, max(amax / max, floor), amax / max rounded as the division: by quotient's
@@ -87,10 +90,7 @@ __device__ __forceinline__ float quotient(float v, float scale, float inverse) {
 template <code_format F>
 __device__ __forceinline__ float dynamic_scale(float amax, float floor) {
   constexpr float inverse = 1.0f / code_max<F>;
-  const float q0 = amax * inverse;
-  float scale;
-  if (q0 >= 0x1p-40f && q0 < 0x1p64f) scale = quotient(amax, code_max<F>, inverse);
-  else scale = amax / code_max<F>;
+  const float scale = corrects_exactly(amax * inverse) ? quotient(amax, code_max<F>, inverse) : amax / code_max<F>;
   return fmaxf(scale, floor);
 }
 

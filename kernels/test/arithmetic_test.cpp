@@ -53,7 +53,7 @@ TEST(int8_code, is_the_oracles_saturating_round_to_nearest_even) {
   EXPECT_EQ(failures, 0);
 }
 
-// scales over the window divides_fast admits, its edges and past them
+// scales over the window divides_fast admits and at its edges
 std::vector<float> scales(std::mt19937_64& bits) {
   std::vector<float> out = {0x1p-60f, 0x1p60f, std::nextafter(0x1p-60f, 1.0f), std::nextafter(0x1p60f, 0.0f),
                             1.0f, 0.00703f, 1.0f / (448.0f * 512.0f), 1e-10f / 448.0f, 3.0f / 127.0f};
