@@ -471,11 +471,43 @@ int command_run(int argc, char** argv) {
   return nc::mutants::run_main(int(argv_mutants.size()), argv_mutants.data());
 }
 
+// `check --sanitizer TOOL`: the same command again under compute-sanitizer (PATH, else the CUDA
+// toolkit's), with NORMCHECK_SANITIZER=TOOL telling the campaign it runs there (the page-guard
+// property runs on a device only under memcheck); a hazard it reports fails the campaign (exit 1)
+[[noreturn]] void exec_under_sanitizer(const std::string& tool, int argc, char** argv) {
+  std::string sanitizer;
+  std::stringstream dirs(std::string(std::getenv("PATH") ? std::getenv("PATH") : "") + ":/usr/local/cuda/bin");
+  for (std::string dir; sanitizer.empty() && std::getline(dirs, dir, ':');)
+    if (access((dir + "/compute-sanitizer").c_str(), X_OK) == 0) sanitizer = dir + "/compute-sanitizer";
+  if (sanitizer.empty())
+    throw usage_error("--sanitizer " + tool + ": no compute-sanitizer on PATH or in /usr/local/cuda/bin");
+  std::vector<std::string> args{sanitizer, "--tool", tool, "--error-exitcode", "1", "--print-limit", "20",
+                                program_path()};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--sanitizer") ++i;
+    else if (!a.starts_with("--sanitizer=")) args.push_back(a);
+  }
+  setenv("NORMCHECK_SANITIZER", tool.c_str(), 1);
+  std::vector<char*> exec_args;
+  for (std::string& a : args) exec_args.push_back(a.data());
+  exec_args.push_back(nullptr);
+  std::fflush(stdout);
+  execv(exec_args[0], exec_args.data());
+  throw std::runtime_error("cannot run " + sanitizer + ": " + std::strerror(errno));
+}
+
 int command_check(int argc, char** argv) {
   const options_map o(argc, argv, 2,
                       {"backend", "kernel", "cases", "seed", "case-dir", "property", "skip", "json", "epsilon", "variant",
-                       "junit", "jobs"},
+                       "junit", "jobs", "sanitizer"},
                       {"verbose", "first-failure"});
+  if (auto tool = o.get("sanitizer")) {
+    if (*tool != "memcheck" && *tool != "racecheck" && *tool != "synccheck" && *tool != "initcheck")
+      throw usage_error("--sanitizer '" + *tool + "': must be memcheck, racecheck, synccheck or initcheck");
+    const char* under = std::getenv("NORMCHECK_SANITIZER");
+    if (under == nullptr || *tool != under) exec_under_sanitizer(*tool, argc, argv);
+  }
   if (o.positional.size() != 1) throw usage_error("check takes one group: forward, backward, gamma or all");
   const std::string group = o.positional[0];
   if (group != "forward" && group != "backward" && group != "gamma" && group != "all")
@@ -802,7 +834,7 @@ const verb verbs[] = {
      command_run},
     {"check", "normcheck check forward|backward|gamma|all [--backend auto|cuda|simt] [--kernel PATH] ...",
      "  [--cases N] [--seed S] [--case-dir DIR] [--property NAME] [--skip NAME,...] [--json FILE] [--epsilon E]\n"
-     "  [--variant NAME|all] [--junit FILE] [--jobs N] [--verbose] [--first-failure]\n"
+     "  [--variant NAME|all] [--junit FILE] [--jobs N] [--verbose] [--first-failure] [--sanitizer TOOL]\n"
      "  The properties of one group. Cases are drawn inside what the kernel declares (abi.h); the summary\n"
      "  lists what was not exercised. --epsilon: every case with this epsilon (a kernel with one built in).\n"
      "  --variant NAME: every case of that variant (normcheck variants lists them; the kernel must declare\n"
@@ -813,7 +845,10 @@ const verb verbs[] = {
      "  --verbose prints every property's distribution table (by default only a failing one's).\n"
      "  --first-failure stops after the first property that fails (the mutation runner's --first-kill).\n"
      "  --jobs N: properties at once, each in its own worker (default: every core on simt, 1 on a GPU);\n"
-     "  their results print in the campaign's order.\n",
+     "  their results print in the campaign's order.\n"
+     "  --sanitizer memcheck|racecheck|synccheck|initcheck: the campaign under compute-sanitizer (a cuda\n"
+     "  kernel); a hazard it reports fails it (exit 1). Under memcheck every_access_stays_inside_the_operands\n"
+     "  runs on a device too (its operands between unallocated guard pages).\n",
      command_check},
     {"variants", "normcheck variants [--kernel PATH | --backend auto|cuda|simt]",
      "  Lists the variants (abi.h \"Variants\"): each one's formula, where it ships, and the operations the\n"

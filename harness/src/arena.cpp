@@ -1,10 +1,21 @@
 #include "normcheck/harness/arena.hpp"
 
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <cstring>
 #include <sstream>
+#include <stdexcept>
 #include <utility>
+
+#include "normcheck/harness/late_inputs.hpp"
+#include "normcheck/harness/worker.hpp"
 
 namespace nc::harness {
 
@@ -109,23 +120,89 @@ byte_span span_of(const call_spec& c, int k) {
 // ---- arena ------------------------------------------------------------------------------
 
 arena::~arena() {
+  unprotect_guards();
+  release_chunks();
   if (device_) kernel_.release(device_);
 }
 
+void arena::release_chunks() noexcept {
+  for (const chunk& k : chunks_) kernel_.release(k.ptr);
+  chunks_.clear();
+}
+
+void* arena::chunk_device(std::int64_t position) const {
+  // the run holding the position, or the first after it (an operand's data pointer may lie
+  // before its first element: an offset)
+  const auto it = std::find_if(chunks_.begin(), chunks_.end(), [&](const chunk& k) { return position < k.last; });
+  const chunk& k = it != chunks_.end() ? *it : chunks_.back();
+  return static_cast<char*>(k.ptr) + (position - k.first);
+}
+
+std::int64_t arena::page_bytes() {
+  static const std::int64_t page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
+  return page;
+}
+
 void arena::reserve(std::int64_t region) {
+  unprotect_guards();
+  for (const chunk& k : chunks_) kernel_.free(k.ptr);
+  chunks_.clear();
   if (device_) kernel_.free(device_);
   device_ = nullptr;
-  region_ = region;
-  const std::size_t total = std::size_t(region + 2 * guard_bytes);
-  device_ = kernel_.alloc(total);
   // a region that grows keeps what its image holds: the bytes past the old region (its back
   // guard band, the new room) are background, as everything not an element is
-  image_.resize(total, background);
-  std::fill(image_.end() - guard_bytes, image_.end(), background);
+  std::vector<std::uint8_t> kept;
+  if (!image_.empty()) kept.assign(image_.begin() + front_, image_.begin() + front_ + region_);
+  region_ = region;
+  if (guarded_ && kernel_.device_memory()) {
+    // an allocation per run between guard pages, from its first byte to its last used one
+    image_.assign(std::size_t(region + 2 * guard_bytes), background);
+    front_ = guard_bytes;
+    std::copy(kept.begin(), kept.end(), image_.begin() + front_);
+    std::vector<std::int64_t> bounds = guards_;
+    std::sort(bounds.begin(), bounds.end());
+    bounds.push_back(region);
+    const std::int64_t page = page_bytes();
+    for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+      const std::int64_t first = bounds[i] + page, end = bounds[i + 1];
+      std::int64_t last = first;
+      for (const auto& [a, b] : used_)
+        if (a < end && b > first) last = std::max(last, std::min(b, end));
+      if (last > first) chunks_.push_back({first, last, kernel_.alloc(std::size_t(last - first))});
+    }
+    return;
+  }
+  // page guards: a page more, so that the region can start on a page of the allocation
+  const std::int64_t slack = guarded_ ? page_bytes() : 0;
+  const std::size_t total = std::size_t(region + 2 * guard_bytes + slack);
+  device_ = kernel_.alloc(total);
+  const auto start = std::int64_t(reinterpret_cast<std::uintptr_t>(device_)) + guard_bytes;
+  front_ = guard_bytes + (slack > 0 ? (slack - start % slack) % slack : 0);
+  image_.assign(total, background);
+  std::copy(kept.begin(), kept.end(), image_.begin() + front_);
+}
+
+void arena::protect_guards() {
+  if (kernel_.device_memory() || guards_.empty() || protected_) return;
+  for (const std::int64_t g : guards_)
+    if (mprotect(device(g), std::size_t(page_bytes()), PROT_NONE) != 0)
+      throw std::runtime_error(std::string("cannot protect a guard page of the arena: ") + std::strerror(errno));
+  protected_ = true;
+}
+
+void arena::unprotect_guards() {
+  if (!protected_) return;
+  for (const std::int64_t g : guards_) mprotect(device(g), std::size_t(page_bytes()), PROT_READ | PROT_WRITE);
+  protected_ = false;
 }
 
 void arena::place_operands(call_spec& c) {
+  unprotect_guards();
+  guarded_ = c.guard != page_guard::none;
+  guards_.clear(), used_.clear();
+  const std::int64_t page = page_bytes();
   std::int64_t cursor = 0, end = 0;
+  if (guarded_) guards_.push_back(0), cursor = page;  // the region starts with a guard page
   for (int k = 0; k < all_operands; ++k) {
     operand& o = c.ops[std::size_t(k)];
     if (!c.present(k)) {  // an operand the operation does not have takes no room
@@ -138,18 +215,48 @@ void arena::place_operands(call_spec& c) {
       const operand& t = c.ops[std::size_t(o.alias_target)];
       const std::int64_t base = std::max<std::int64_t>(0, t.base + o.alias_delta * size);
       o.base = base - base % std::max(size, c.alias_align);
-    } else {
+    } else if (!guarded_) {
       cursor = align_up(cursor + 64, c.base_align);
       o.base = cursor + std::int64_t(o.base_shift) * size;
     }
     const index_range r = range_of(c, k);
+    if (!alias && guarded_) {
+      // between the guard page before cursor and the next: its last byte against the next
+      // (after_each) or its first byte against the one before (before_each), o.base keeping
+      // its residue modulo base_align
+      const std::int64_t shift = std::int64_t(o.base_shift) * size, align = c.base_align;
+      const wide first_rel = r.count > 0 ? wide(r.first) * size : 0, last_rel = r.count > 0 ? wide(r.last + 1) * size : 0;
+      if (r.count > 0 && r.first >= 0 && last_rel <= limits_.region_bytes) {
+        std::int64_t base = 0;
+        if (c.guard == page_guard::after_each) {
+          base = align_up(cursor + std::int64_t(last_rel) + align, page) - std::int64_t(last_rel);
+          base -= ((base - shift) % align + align) % align;
+        } else {
+          if (first_rel > cursor) {  // an offset past the region's start: whole pages more, a guard before them
+            cursor += align_up(std::int64_t(first_rel) - cursor, page);
+            guards_.push_back(cursor - page);
+          }
+          base = cursor - std::int64_t(first_rel);
+          base += ((shift - base) % align + align) % align;
+        }
+        o.base = base;
+      } else {
+        o.base = cursor + shift;
+      }
+    }
     const wide last_byte = wide(o.base) + (r.last + 1) * size;
     o.fits = !o.null && r.count <= limits_.operand_elements && r.first >= 0 && last_byte <= limits_.region_bytes;
     const std::int64_t stop = o.fits && r.count > 0 ? std::int64_t(last_byte) : o.base;
     end = std::max(end, stop);
-    if (!alias) cursor = std::max(cursor, stop);
+    if (guarded_ && o.fits && r.count > 0) used_.emplace_back(o.base + r.first * size, stop);
+    if (!alias && guarded_ && stop > cursor) {
+      guards_.push_back(align_up(stop, page));  // the guard page after it
+      cursor = guards_.back() + page;
+    } else if (!alias) {
+      cursor = std::max(cursor, stop);
+    }
   }
-  reserve(align_up(end, 16) + 64);
+  reserve(guarded_ ? std::max(cursor, align_up(end, page) + page) : align_up(end, 16) + 64);
 }
 
 bool arena::place_workspace(call_spec& c) {
@@ -178,7 +285,14 @@ bool arena::place_workspace(call_spec& c) {
   c.workspace_bytes = bytes;
   c.workspace_fits = true;
   const std::int64_t footprint = std::int64_t(std::min<std::size_t>(bytes, std::size_t(limits_.region_bytes) + 1));
-  const std::int64_t end = c.workspace_null ? region_ : align_up(base + footprint, 16) + 64;
+  std::int64_t end = c.workspace_null ? region_ : align_up(base + footprint, 16) + 64;
+  if (guarded_ && !c.workspace_null && footprint > 0) {
+    // the region ends with a guard page: the workspace starts on the page after it, and has a
+    // guard page of its own after its last byte
+    end = align_up(base + footprint, page_bytes()) + page_bytes();
+    if (end <= limits_.region_bytes && (guards_.empty() || guards_.back() < end - page_bytes()))
+      guards_.push_back(end - page_bytes()), used_.emplace_back(base, base + footprint);
+  }
   if (end <= region_) return false;
   if (end > limits_.region_bytes) {
     c.workspace_fits = false;
@@ -217,11 +331,15 @@ std::vector<std::uint32_t> arena::elements(const call_spec& c, int k) const {
 }
 
 void arena::upload() {
-  kernel_.upload(device_, image_.data(), image_.size());
+  if (chunks_.empty()) kernel_.upload(device_, image_.data(), image_.size());
+  for (const chunk& k : chunks_) kernel_.upload(k.ptr, host(k.first), std::size_t(k.last - k.first));
   before_ = image_;
 }
 
-void arena::download() { kernel_.download(image_.data(), device_, image_.size()); }
+void arena::download() {
+  if (chunks_.empty()) kernel_.download(image_.data(), device_, image_.size());
+  for (const chunk& k : chunks_) kernel_.download(host(k.first), k.ptr, std::size_t(k.last - k.first));
+}
 
 std::string arena::where(const call_spec& c, std::int64_t p) const {
   if (p < 0) return "the guard band before the arena (" + std::to_string(-p) + " byte(s) before it)";
@@ -281,7 +399,7 @@ std::optional<std::string> arena::check(const call_spec& c, bool accepted) const
     for (int k = 0; k < all_operands; ++k) {
       if (!c.uses(k) || !c.writes(k) || !c.ops[std::size_t(k)].fits) continue;
       const std::int64_t size = std::int64_t(element_bytes(c.ops[std::size_t(k)].dtype));
-      const std::int64_t base = guard_bytes + c.ops[std::size_t(k)].base;
+      const std::int64_t base = front_ + c.ops[std::size_t(k)].base;
       for (std::int64_t i = 0; i < c.rows(k); ++i)
         for (std::int64_t j = 0; j < c.cols(k); ++j) {
           const std::int64_t p = base + c.index(k, i, j) * size;
@@ -290,7 +408,7 @@ std::optional<std::string> arena::check(const call_spec& c, bool accepted) const
         }
     }
     if (c.backward && !c.workspace_null) {
-      const std::int64_t first = std::clamp<std::int64_t>(guard_bytes + c.workspace_base, 0, std::int64_t(image_.size()));
+      const std::int64_t first = std::clamp<std::int64_t>(front_ + c.workspace_base, 0, std::int64_t(image_.size()));
       free.emplace_back(first, first + std::int64_t(std::min<std::size_t>(c.workspace_bytes, image_.size() - std::size_t(first))));
     }
     std::sort(free.begin(), free.end());
@@ -309,7 +427,7 @@ std::optional<std::string> arena::check(const call_spec& c, bool accepted) const
   scan(at, std::int64_t(image_.size()));
   std::ostringstream out;
   if (changed > 0) {
-    const std::int64_t p = first - guard_bytes;
+    const std::int64_t p = first - front_;
     out << (accepted ? "" : "a rejected call ") << "changed " << changed << " byte(s) it must not write; the first is "
         << where(c, p) << ": 0x" << std::hex << int(before_[std::size_t(first)]) << " -> 0x"
         << int(image_[std::size_t(first)]) << std::dec;
@@ -352,7 +470,7 @@ nc_vector vector_arg(const call_spec& c, const arena& a, int k) {
 
 nc_forward_args forward_args(const call_spec& c, const arena& a) {
   nc_forward_args f{c.m, c.n, c.epsilon, matrix_arg(c, a, op_x), vector_arg(c, a, op_gamma), matrix_arg(c, a, op_y),
-                    vector_arg(c, a, op_r), nullptr};
+                    vector_arg(c, a, op_r), c.stream};
   f.op = c.op;
   if (adds_residual(c.op)) f.residual = matrix_arg(c, a, op_residual), f.residual_out = matrix_arg(c, a, op_residual_out);
   if (quantizes(c.op)) f.scale = matrix_arg(c, a, op_scale);
@@ -383,16 +501,99 @@ nc_backward_args backward_args(const call_spec& c, const arena& a) {
           vector_arg(c, a, op_dgamma),
           c.workspace_null ? nullptr : a.device(c.workspace_base),
           c.workspace_bytes,
-          nullptr,
+          c.stream,
           c.op,
           adds_residual(c.op) ? matrix_arg(c, a, op_residual_grad) : nc_matrix{},
           heads};
 }
 
+namespace {
+
+// the call a guard_watch watches (a worker runs one call at a time), and the simt plugin's
+// function that names its running kernel thread
+using simt_thread_fn = bool (*)(unsigned (*)[6]);
+struct watched_call {
+  const call_spec* call = nullptr;
+  const arena* memory = nullptr;
+  simt_thread_fn thread = nullptr;
+};
+watched_call watched_;
+
+// A call of a host-memory plugin with page guards: while it runs, a fault on a guard page is
+// named (the operand beside it and the element the access would be, the kernel thread) in the
+// worker's last words (note_fault), then the fault kills the worker as any crash does.
+class guard_watch {
+ public:
+  guard_watch(const kernel& k, const call_spec& c, const arena& a) {
+    if (k.device_memory() || a.guard_pages().empty()) return;
+    watched_ = watched_call{&c, &a, nullptr};
+    // a simt plugin names the running kernel thread (kernels/simt/runtime.cpp)
+    if (void* plugin = dlopen(k.path().c_str(), RTLD_NOW | RTLD_NOLOAD)) {
+      watched_.thread = reinterpret_cast<simt_thread_fn>(dlsym(plugin, "normcheck_simt_thread"));
+      dlclose(plugin);
+    }
+    struct sigaction on{};
+    on.sa_sigaction = &on_fault;
+    on.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
+    sigemptyset(&on.sa_mask);
+    sigaction(SIGSEGV, &on, &previous_);
+    active_ = true;
+  }
+  ~guard_watch() {
+    if (active_) sigaction(SIGSEGV, &previous_, nullptr);
+    watched_ = watched_call{};
+  }
+  guard_watch(const guard_watch&) = delete;
+  guard_watch& operator=(const guard_watch&) = delete;
+
+ private:
+  // SA_RESETHAND: the access runs again on return and kills the worker by SIGSEGV
+  static void on_fault(int, siginfo_t* info, void* context) {
+    const watched_call w = watched_;
+    if (w.call == nullptr) return;
+    const auto address = reinterpret_cast<std::uintptr_t>(info->si_addr);
+    const auto first = reinterpret_cast<std::uintptr_t>(w.memory->device(0));
+    const std::int64_t page = arena::page_bytes();
+    const std::int64_t p = std::int64_t(address - first);
+    if (address < first || p >= w.memory->region_bytes()) return;
+    const bool guard = std::any_of(w.memory->guard_pages().begin(), w.memory->guard_pages().end(),
+                                   [&](std::int64_t g) { return p >= g && p < g + page; });
+    if (!guard) return;
+    bool wrote = false;
+#if defined(__x86_64__)
+    wrote = (static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+#else
+    (void)context;
+#endif
+    std::string what = std::string("a ") + (wrote ? "write" : "read") + " outside every operand, of a guard page at " +
+                       w.memory->where(*w.call, p);
+    unsigned t[6];
+    if (w.thread != nullptr && w.thread(&t))
+      what += ", by the kernel thread of block (" + std::to_string(t[0]) + ", " + std::to_string(t[1]) + ", " +
+              std::to_string(t[2]) + "), thread (" + std::to_string(t[3]) + ", " + std::to_string(t[4]) + ", " +
+              std::to_string(t[5]) + ")";
+    note_fault(what.c_str());
+    const std::string line = "normcheck: " + what + "\n";
+    [[maybe_unused]] const ssize_t n = write(STDERR_FILENO, line.data(), line.size());
+  }
+
+  struct sigaction previous_{};
+  bool active_ = false;
+};
+
+}  // namespace
+
 call_result run_call(const kernel& k, const call_spec& c, arena& a) {
   call_result out;
   a.upload();
+  if (c.late_inputs) late_inputs::stage(a.allocation(), std::size_t(a.allocation_bytes()));
   try {
+    const guard_watch watch(k, c, a);
+    a.protect_guards();
+    struct unprotect {
+      arena& a;
+      ~unprotect() { a.unprotect_guards(); }
+    } after{a};
     if (c.backward) k.backward(backward_args(c, a));
     else k.forward(forward_args(c, a));
     k.synchronize();

@@ -191,6 +191,8 @@ std::int64_t planned_cases(const property& p, const campaign_options& options) {
 
 std::string skip_reason(const property& p, const kernel& k, const campaign_options& options) {
   if (!p.device_only.empty() && !k.device_memory()) return "needs a backend with device memory: " + p.device_only;
+  if (p.needs_backend)
+    if (const std::string why = p.needs_backend(k); !why.empty()) return "not exercised: " + why;
   const capabilities domain = domain_of(k, options);
   if (!p.variants && !domain.serves_plain())
     return "not exercised: it draws the plain operation (rmsnorm), which " +

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "normcheck/harness/failure.hpp"
+#include "normcheck/harness/late_inputs.hpp"
 #include "normcheck/harness/worker.hpp"
 
 namespace nc::harness {
@@ -35,8 +36,9 @@ operand operand_of(const char* name, nc_dtype type, const vector_layout& l) {
 
 }  // namespace
 
-case_arena::case_arena(const kernel& k, const norm_case& c) : memory(k) {
+case_arena::case_arena(const kernel& k, const norm_case& c, page_guard guard) : memory(k) {
   forward.m = c.m, forward.n = c.n, forward.epsilon = c.epsilon;
+  forward.guard = guard;
   forward.op = c.op;
   forward.heads = heads_of(c), forward.tokens = rows_of(c).tokens;
   forward.base_align = 256;
@@ -184,16 +186,19 @@ std::string outside_capabilities(const capabilities& caps, const norm_case& c) {
   return why;
 }
 
-outputs execute(const kernel& k, const norm_case& c, calls which) { return execute(k, c, which, workspace_reuse{}); }
+outputs execute(const kernel& k, const norm_case& c, calls which) { return execute(k, c, which, call_setting{}); }
 
-outputs execute(const kernel& k, const norm_case& c, calls which, const workspace_reuse& reuse) {
+outputs execute(const kernel& k, const norm_case& c, calls which, const call_setting& setting) {
+  const workspace_reuse& reuse = setting.workspace;
   const capabilities& caps = k.capabilities();
   // the generators draw inside the declaration: a case outside it is normcheck's own bug (or a
   // case file replayed on another kernel), never the kernel's
   if (const std::string why = outside_capabilities(caps, c); !why.empty())
     throw std::invalid_argument("the case lies outside the capabilities the kernel declares (" + caps.describe() +
                                 "): " + why + "; a harness defect if a generator drew it");
-  case_arena a(k, c);
+  case_arena a(k, c, setting.guard);
+  if (setting.late_inputs)
+    for (call_spec* call : {&a.forward, &a.backward}) call->late_inputs = true, call->stream = late_inputs::stream();
   outputs out;
   out.forward_path = k.forward_path(forward_args(a.forward, a.memory));
   // the backward's outputs come out of the forward untouched, and so does r where the kernel

@@ -25,63 +25,13 @@
 #include "normcheck/oracles/compare.hpp"
 #include "normcheck/oracles/exact.hpp"
 #include "path_table.hpp"
+#include "property_kit.hpp"
 #include "verdicts.hpp"
 
 namespace nc::harness {
 namespace {
 
-// ---- tags ----
-
-void tag_case(observation& o, const norm_case& c) {
-  o.tag("operation", describe_operation(c.op));
-  o.tag("dtype", dtype_class(c));
-  o.tag("alignment", alignment_class(c));
-  o.tag("size", size_class(c));
-}
-
-void tag_paths(observation& o, const outputs& out) {
-  o.tag("forward path", out.forward_path);
-  if (!out.backward_path.empty()) o.tag("backward path", out.backward_path);
-}
-
-void tag_domain(observation& o, const std::vector<oracle::row_status>& rows) {
-  const auto out = std::count_if(rows.begin(), rows.end(), [](const auto& s) { return !s.in_domain(); });
-  o.tag("domain", rows.empty() ? "no rows" : out == 0 ? "every row in" : "some rows out");
-}
-
-bool table_binding(const norm_case& c) {
-  const auto it = c.parameters.find("fixed_table");
-  return it != c.parameters.end() && it->second == "binding";
-}
-
-std::string parameter(const norm_case& c, const std::string& name) {
-  const auto it = c.parameters.find(name);
-  if (it == c.parameters.end()) throw std::invalid_argument("the case has no parameter '" + name + "'");
-  return it->second;
-}
-
-std::vector<std::uint32_t> row_of(const std::vector<std::uint32_t>& v, std::int64_t n, std::int64_t i) {
-  return {v.begin() + i * n, v.begin() + (i + 1) * n};
-}
-
 // ---- differential ----
-
-/// tall_percent: the share of tall batches (generators.hpp) among the wide cases. Every
-/// operation the kernel declares (abi.h "Variants"); backward: those whose backward is judged
-rc::Gen<norm_case> differential_cases(bool backward, int tall_percent = 0) {
-  case_profile wide = case_profile::differential();
-  wide.tall_percent = tall_percent;
-  wide.variants = true, wide.backward = backward, wide.quantized = !backward;
-  case_profile document = case_profile::document();
-  document.variants = true, document.backward = backward, document.quantized = !backward;
-  return rc::gen::exec([wide, document] {
-    // a quarter of the cases are the document's kind of inputs, where its table binds too
-    const bool documented = *gen_weighted_index({1, 3}) == 0;
-    norm_case c = *gen_case(documented ? document : wide);
-    if (documented) c.parameters["fixed_table"] = "binding";
-    return c;
-  });
-}
 
 void check_forward_differential(const kernel& k, const norm_case& c, observation& o) {
   const outputs out = execute(k, c, calls::forward);
@@ -191,14 +141,14 @@ void check_reused_workspace(const kernel& k, const norm_case& c, observation& o)
   first.keep = true;
   outputs earlier;
   try {
-    earlier = execute(k, e, calls::forward_and_backward, first);
+    earlier = execute(k, e, calls::forward_and_backward, call_setting{first});
   } catch (const property_failure& f) {
     throw property_failure("the earlier call (" + describe(e) + ", a fresh workspace): " + f.summary(), f.first());
   }
   workspace_reuse reuse;
   reuse.left = earlier.workspace_left;
   reuse.whole_block = block == "whole";
-  const outputs out = execute(k, c, calls::forward_and_backward, reuse);
+  const outputs out = execute(k, c, calls::forward_and_backward, call_setting{reuse});
   tag_case(o, c), tag_paths(o, out);
 
   const std::size_t left = reuse.left.size(), asked = out.workspace_bytes;
@@ -719,22 +669,6 @@ void check_isolation(const kernel& k, const norm_case& c, observation& o) {
   v.finish(o, "rows without NaN/Inf must give the bits of a run whose non-finite rows are made finite");
 }
 
-// ---- cases built by hand ----
-
-// x, dy and gamma of c's shape and dtypes from a profile's value mixes (inside rc::gen::exec)
-// the document's 1e-6 where the kernel takes it, else the first epsilon it declares (a kernel
-// with 1e-5 built in once got 1e-6 from the tall batches)
-float usual_epsilon() {
-  const capabilities& caps = drawing_domain();
-  return caps.takes_epsilon(1e-6f) ? 1e-6f : caps.epsilons.front();
-}
-
-void draw_values(norm_case& c, const case_profile& profile) {
-  c.x = *gen_values(c.x_dtype, c.m, c.n, profile.x);
-  c.dy = *gen_values(c.x_dtype, c.m, c.n, profile.dy);
-  c.gamma = *gen_values(c.gamma_dtype, 1, c.n, profile.gamma);
-}
-
 // ---- the dispatch table's boundaries ----
 // The shipped kernels' paths switch at the limits of path_table.hpp: a row one vector past a
 // register path's limit is where an off-by-one in the table or in a kernel's register count
@@ -988,7 +922,7 @@ rc::Gen<norm_case> far_row_cases() {
 std::string needs_backward(const capabilities& caps) {
   if (!caps.backward()) return "the kernel declares no backward (NC_FORWARD_ONLY)";
   for (const nc_operation& op : caps.operations)
-    if (op.residual != NC_RESIDUAL_FP32 && !quantizes(op)) return "";
+    if (backward_judged(op)) return "";
   return "the backward of an fp32-sum residual add is not judged (abi.h: the sum is stored nowhere) and a "
          "quantized output has none, and the kernel declares no other operation";
 }
@@ -1027,6 +961,8 @@ std::string needs_tall_backward(const capabilities& caps) {
 property contract_property();
 std::vector<property> variant_properties();
 std::vector<property> quantized_properties();
+std::vector<property> launch_properties();
+property access_property();
 
 // a property whose generator draws every operation the kernel declares (abi.h "Variants")
 property drawing_variants(property p) {
@@ -1123,6 +1059,9 @@ const std::vector<property>& all_properties() {
         // early in the order, cheap (1000 cases in about a second on simt): a mutation run stops a
         // mutant's suite at its first kill, and a contract mutant's suite ran every property first
         contract_property(),
+        // cheap too (600 cases in about 10 s on simt), and the only killer of a read whose value is
+        // never used (launch_properties.cpp)
+        access_property(),
         // two backward calls a case, the second on the workspace the first left dirty (early in
         // the order: a first-kill mutation run gets its mutants here in 25 s, not 70 s; the few
         // others that get this far pay 6 s)
@@ -1176,6 +1115,8 @@ const std::vector<property>& all_properties() {
     for (property& p : variant_properties()) list.push_back(std::move(p));
     // the quantized outputs' own (quantized_properties.cpp)
     for (property& p : quantized_properties()) list.push_back(std::move(p));
+    // the launch's: grids, late inputs (launch_properties.cpp)
+    for (property& p : launch_properties()) list.push_back(std::move(p));
     return list;
   }();
   return properties;

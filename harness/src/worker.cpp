@@ -269,6 +269,7 @@ struct worker_link::region {
   std::atomic<std::int64_t> cases_recorded;
   std::atomic<std::int64_t> in_case;  // 1 from record_case until the next progress message
   char call[32];                      // the plugin call in flight; empty between calls
+  char fault[1024];                   // note_fault's text; empty unless the worker faulted
   char summary[summary_bytes];
 };
 static_assert(std::atomic<std::int64_t>::is_always_lock_free, "the heartbeat must work across processes");
@@ -293,6 +294,14 @@ void observe_call(const char* call) {
 }
 
 }  // namespace
+
+void note_fault(const char* what) {
+  worker_link::region* r = observed;
+  if (r == nullptr) return;
+  const std::size_t n = strnlen(what, sizeof r->fault - 1);
+  std::memcpy(r->fault, what, n);
+  r->fault[n] = '\0';
+}
 
 void worker_link::observe_calls() {
   observed = shared_;
@@ -390,7 +399,8 @@ std::string worker_death::how() const {
   if (hang)
     return (call.empty() ? "did not finish a case" : "did not return from the plugin's " + call) + " within " +
            seconds_text(timeout) + " s (NORMCHECK_CALL_TIMEOUT) and was killed (a hang)";
-  if (signal != 0) return "died by " + signal_name(signal) + " (signal " + std::to_string(signal) + ")" + in;
+  if (signal != 0)
+    return "died by " + signal_name(signal) + " (signal " + std::to_string(signal) + ")" + in + (fault.empty() ? "" : ": " + fault);
   if (!sent_error.empty()) return "could not send its result: " + sent_error;
   return "exited with status " + std::to_string(exit_status) + in + (in.empty() ? "" : ",") +
          " before it finished (a plugin called exit()?)";
@@ -574,6 +584,7 @@ worker_result run_in_worker(const std::function<std::string(worker_link&)>& body
     if (WIFEXITED(status) && WEXITSTATUS(status) == 121) d.sent_error = "its pipe to the harness was closed";
   }
   d.call = std::string(region->call, strnlen(region->call, sizeof region->call));
+  d.fault = std::string(region->fault, strnlen(region->fault, sizeof region->fault));
   const auto state = record_state(region->state.load(std::memory_order_acquire));
   if (state == record_state::full) {
     try {

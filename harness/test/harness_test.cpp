@@ -579,6 +579,54 @@ TEST(arena, a_workspace_keeps_the_operands_and_the_image_where_they_were) {
   EXPECT_EQ(b.workspace_base % 16, 0);
 }
 
+// page guards: every guard page starts on a page of plugin memory, no operand's bytes touch
+// one, and each operand's last byte (after_each) or first byte (before_each) lies within its
+// alignment of one; in host memory a guard page is untouchable during a call
+TEST(arena, page_guards_lie_against_each_operand_on_the_side_asked) {
+  for (const page_guard side : {page_guard::after_each, page_guard::before_each}) {
+    call_spec c;
+    c.m = 5, c.n = 7;
+    c.base_align = 256;
+    c.guard = side;
+    for (int k = 0; k < operand_count; ++k) {
+      c.ops[std::size_t(k)].name = operand_names[std::size_t(k)];
+      c.ops[std::size_t(k)].matrix = is_matrix(k);
+      c.ops[std::size_t(k)].row_stride = 7;
+      c.ops[std::size_t(k)].base_shift = unsigned(k);  // residues modulo 256 that guards must keep
+    }
+    c.ops[op_x].offset = 3, c.ops[op_y].row_stride = 9;
+    arena a(simt());
+    a.place_operands(c);
+    const std::int64_t page = arena::page_bytes();
+    const auto& guards = a.guard_pages();
+    ASSERT_GE(guards.size(), std::size_t(operand_count));
+    for (const std::int64_t g : guards) EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a.device(g)) % std::uintptr_t(page), 0u);
+    for (int k = 0; k < operand_count; ++k) {
+      const operand& o = c.ops[std::size_t(k)];
+      const byte_span s = span_of(c, k);
+      ASSERT_TRUE(o.fits && s.first < s.last) << o.name;
+      EXPECT_EQ(o.base % 256, std::int64_t(k) * 4) << o.name << ": its base residue";
+      bool against = false;
+      for (const std::int64_t g : guards) {
+        EXPECT_FALSE(s.overlaps({g, g + page})) << o.name << " overlaps the guard page at " << g;
+        const std::int64_t gap = side == page_guard::after_each ? g - s.last : s.first - (g + page);
+        against = against || (gap >= 0 && gap < 256);
+      }
+      EXPECT_TRUE(against) << o.name << " lies no closer than its alignment to a guard page";
+    }
+    a.upload();
+    EXPECT_DEATH(
+        {
+          a.protect_guards();
+          [[maybe_unused]] volatile char v = *static_cast<volatile char*>(a.device(guards.back()));
+        },
+        "");
+    a.protect_guards();
+    a.unprotect_guards();
+    [[maybe_unused]] volatile char v = *static_cast<volatile char*>(a.device(guards.back()));
+  }
+}
+
 TEST(execute, the_document_worked_numbers_come_out_of_the_simt_kernel) {
   norm_case c;
   c.m = 1, c.n = 2;

@@ -78,6 +78,11 @@ std::int64_t resident_blocks(void (*kernel)(P...), int threads) {
   return it->second;
 }
 
+// the forward's largest grid: rows past it loop inside the blocks (2^16 blocks are about 30
+// waves of an H100's resident blocks, so no bench shape loops; the harness's batches taller
+// than the grid pass it with a few columns, at 2^16 rows of a block or 2^18 of warps)
+constexpr std::int64_t forward_grid_cap = std::int64_t(1) << 16;
+
 // the largest M*N of a small call, which latency bounds, not bandwidth: its strided rows stay
 // in registers (occupancy matters little), and with M <= 256 its backward is one launch
 // without a partial table (the column blocks read x and dy again, from L2 at this size)
@@ -102,6 +107,10 @@ template <class... P>
 std::int64_t resident_blocks(void (*)(P...), int) {
   return 16;
 }
+
+// as the backward's persistent grid: the forward's row loop runs in every case of more than
+// 16 blocks' rows
+constexpr std::int64_t forward_grid_cap = 16;
 
 // small, so that the property campaign's cases (mostly M*N <= 4096) take both builds
 constexpr std::int64_t small_call_elements = 1024;

@@ -166,11 +166,11 @@ inline path backward_path(const nc_backward_args& a) {
 inline bool small_call(std::int64_t m, std::int64_t n) { return n >= 1 && m <= small_call_elements / n; }
 
 template <class K>
-nc_status launch_rows(K kernel, int rt, std::int64_t m, std::int64_t grid_cap, void* stream, const char* what,
+nc_status launch_rows(K kernel, int rt, std::int64_t m, void* stream, const char* what,
                       auto params) {
   const int threads = rt < 128 ? 128 : rt;
   const std::int64_t rows = threads / rt;
-  const std::int64_t grid = std::min((m + rows - 1) / rows, grid_cap);
+  const std::int64_t grid = std::min((m + rows - 1) / rows, forward_grid_cap);
   return launch(kernel, dim3(unsigned(grid)), dim3(unsigned(threads)), stream, what, params);
 }
 
@@ -207,7 +207,6 @@ nc_status forward_typed(const nc_forward_args& a) {
 
 template <class T, class G, int ADD>
 nc_status forward_built(const nc_forward_args& a, const forward_params<T, G>& p) {
-  constexpr std::int64_t cap = std::int64_t(1) << 20;  // rows beyond loop inside the blocks
   const path choice = forward_path(a);
   const char* what = path_name(choice);
   // a register path keeps up to 8 vectors of x a thread. Rows of warps and 128-thread blocks
@@ -216,30 +215,29 @@ nc_status forward_built(const nc_forward_args& a, const forward_params<T, G>& p)
   // blocks an SM holds (H200, 8192x16384 fp16: 71% of copy instead of 97%)
   const std::int64_t vectors = a.n / vector_width<T>;
   auto registers = [&](auto four, auto eight, int rt) {
-    return vectors <= 4 * rt ? launch_rows(four, rt, a.m, cap, a.stream, what, p)
-                             : launch_rows(eight, rt, a.m, cap, a.stream, what, p);
+    return vectors <= 4 * rt ? launch_rows(four, rt, a.m, a.stream, what, p)
+                             : launch_rows(eight, rt, a.m, a.stream, what, p);
   };
   switch (choice) {
     case path::vector_warp: return registers(forward_vector<T, G, 32, 4, ADD>, forward_vector<T, G, 32, 8, ADD>, 32);
     case path::vector_block128: return registers(forward_vector<T, G, 128, 4, ADD>, forward_vector<T, G, 128, 8, ADD>, 128);
-    case path::vector_block512: return launch_rows(forward_vector<T, G, 512, 8, ADD>, 512, a.m, cap, a.stream, what, p);
-    case path::vector_block1024: return launch_rows(forward_vector<T, G, 1024, 8, ADD>, 1024, a.m, cap, a.stream, what, p);
-    case path::vector_reload: return launch_rows(forward_vector<T, G, 1024, 0, ADD>, 1024, a.m, cap, a.stream, what, p);
+    case path::vector_block512: return launch_rows(forward_vector<T, G, 512, 8, ADD>, 512, a.m, a.stream, what, p);
+    case path::vector_block1024: return launch_rows(forward_vector<T, G, 1024, 8, ADD>, 1024, a.m, a.stream, what, p);
+    case path::vector_reload: return launch_rows(forward_vector<T, G, 1024, 0, ADD>, 1024, a.m, a.stream, what, p);
     // a small call's strided rows of up to 8 (32, 16) elements a thread stay in registers
     case path::strided_warp:
-      if (!small_call(a.m, a.n)) return launch_rows(forward_strided<T, G, 32, 0, ADD>, 32, a.m, cap, a.stream, what, p);
-      return a.n <= 32 * 8 ? launch_rows(forward_strided<T, G, 32, 8, ADD>, 32, a.m, cap, a.stream, what, p)
-                           : launch_rows(forward_strided<T, G, 32, 32, ADD>, 32, a.m, cap, a.stream, what, p);
+      if (!small_call(a.m, a.n)) return launch_rows(forward_strided<T, G, 32, 0, ADD>, 32, a.m, a.stream, what, p);
+      return a.n <= 32 * 8 ? launch_rows(forward_strided<T, G, 32, 8, ADD>, 32, a.m, a.stream, what, p)
+                           : launch_rows(forward_strided<T, G, 32, 32, ADD>, 32, a.m, a.stream, what, p);
     default:
-      return small_call(a.m, a.n) ? launch_rows(forward_strided<T, G, 256, 16, ADD>, 256, a.m, cap, a.stream, what, p)
-                                  : launch_rows(forward_strided<T, G, 256, 0, ADD>, 256, a.m, cap, a.stream, what, p);
+      return small_call(a.m, a.n) ? launch_rows(forward_strided<T, G, 256, 16, ADD>, 256, a.m, a.stream, what, p)
+                                  : launch_rows(forward_strided<T, G, 256, 0, ADD>, 256, a.m, a.stream, what, p);
   }
 }
 
 // a quantized output (2-D rows): a warp a row up to strided_warp_max_n, else 256 threads
 template <class T, class G>
 nc_status forward_quantized_typed(const nc_forward_args& a, const forward_params<T, G>& f) {
-  constexpr std::int64_t cap = std::int64_t(1) << 20;
   const quantize_params<T, G> p{f,
                                 static_cast<std::uint8_t*>(a.y.data) + a.y.offset, a.y.row_stride, a.y.col_stride,
                                 static_cast<float*>(a.scale.data) + a.scale.offset, a.scale.row_stride,
@@ -258,8 +256,8 @@ nc_status forward_quantized_typed(const nc_forward_args& a, const forward_params
     constexpr int RT = decltype(rt)::value;
     constexpr bool ADD = decltype(add)::value;
     if constexpr (RT <= 128)
-      if (vectors <= 4 * RT) return launch_rows(forward_quantized_vector<T, G, F, RT, 4, ADD>, RT, a.m, cap, a.stream, what, p);
-    return launch_rows(forward_quantized_vector<T, G, F, RT, 8, ADD>, RT, a.m, cap, a.stream, what, p);
+      if (vectors <= 4 * RT) return launch_rows(forward_quantized_vector<T, G, F, RT, 4, ADD>, RT, a.m, a.stream, what, p);
+    return launch_rows(forward_quantized_vector<T, G, F, RT, 8, ADD>, RT, a.m, a.stream, what, p);
   };
   auto vector_path = [&](auto format, auto rt) {
     return adds_residual(a.op) ? vector_rows(format, rt, std::true_type{}) : vector_rows(format, rt, std::false_type{});
@@ -271,8 +269,8 @@ nc_status forward_quantized_typed(const nc_forward_args& a, const forward_params
       case path::vector_block128: return vector_path(format, std::integral_constant<int, 128>{});
       case path::vector_block256: return vector_path(format, std::integral_constant<int, 256>{});
       case path::vector_block512: return vector_path(format, std::integral_constant<int, 512>{});
-      case path::strided_warp: return launch_rows(forward_quantized<T, G, F, 32>, 32, a.m, cap, a.stream, what, p);
-      default: return launch_rows(forward_quantized<T, G, F, 256>, 256, a.m, cap, a.stream, what, p);
+      case path::strided_warp: return launch_rows(forward_quantized<T, G, F, 32>, 32, a.m, a.stream, what, p);
+      default: return launch_rows(forward_quantized<T, G, F, 256>, 256, a.m, a.stream, what, p);
     }
   };
   switch (a.op.quant) {

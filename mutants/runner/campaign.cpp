@@ -150,18 +150,19 @@ void judge(reports::mutant& d, const std::vector<run>& runs) {
       std::string hazard = "compute-sanitizer " + r.sanitizer + " reported a hazard";
       std::istringstream log(r.log_tail);
       for (std::string line; std::getline(log, line);)
-        if (line.find("hazard") != std::string::npos || line.find("SUMMARY") != std::string::npos) {
+        if (line.find("hazard") != std::string::npos || line.find("SUMMARY") != std::string::npos ||
+            line.find("Invalid") != std::string::npos) {
           hazard = line.substr(line.find_first_not_of("= "));
           break;
         }
+      const std::string test = "compute-sanitizer " + r.sanitizer;
       if (!d.cases_to_kill) {
         d.cases_to_kill = cases;
         d.seconds_to_kill = r.process.seconds;
-        first_reason = "killed by " + std::string(racecheck_test) + " (a tool) on the suite's " +
-                       std::to_string(cases) + " cases: " + hazard + "\n" + r.log_tail;
+        first_reason = "killed by " + test + " (a tool) on the suite's " + std::to_string(cases) + " cases: " + hazard +
+                       "\n" + r.log_tail;
       }
-      if (killers.insert(racecheck_test).second)
-        d.kills.push_back({racecheck_test, "sanitizer", true, cases, r.process.seconds, "", hazard});
+      if (killers.insert(test).second) d.kills.push_back({test, "sanitizer", true, cases, r.process.seconds, "", hazard});
     }
     long cases_before = 0;
     double seconds_before = 0;

@@ -60,14 +60,15 @@ struct suite_result {
 suite_result parse_suite(const json::value& doc);
 
 /// One run of the suite against a kernel (one fiber schedule).
-/// the exit code a racecheck pass asks compute-sanitizer for when it finds a hazard, and the
-/// test id its kills carry in the reports
+/// the exit code a sanitizer pass asks compute-sanitizer for when it finds a hazard, and the
+/// test ids its kills carry in the reports ("compute-sanitizer " + the tool)
 constexpr int sanitizer_exit_code = 86;
 inline constexpr const char* racecheck_test = "compute-sanitizer racecheck";
+inline constexpr const char* memcheck_test = "compute-sanitizer memcheck";
 
 struct run {
   std::string schedule;  // NORMCHECK_SIMT_SCHEDULE, "" when not set
-  std::string sanitizer; // "racecheck" when the suite ran under compute-sanitizer, else ""
+  std::string sanitizer; // the tool ("racecheck", "memcheck") when the suite ran under compute-sanitizer, else ""
   process_result process;
   std::optional<suite_result> suite;
   std::string problem;   // why there is no suite result (missing or malformed JSON)

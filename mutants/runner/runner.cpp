@@ -55,9 +55,11 @@ const char* usage_text =
     "  --run-gpu-only             also run the mutants that need a GPU on simt\n"
     "  --first-kill               a mutant's suite stops at the first property that kills it (a\n"
     "                             verdict for each mutant, not every property's: ctest -L mutation)\n"
-    "  --sanitizer PATH|none      cuda: compute-sanitizer for the racecheck pass (default: found on\n"
+    "  --sanitizer PATH|none      cuda: compute-sanitizer for the sanitizer passes (default: found on\n"
     "                             PATH or in /usr/local/cuda/bin); a survivor runs the suite again\n"
-    "                             under racecheck, 2 cases a property, after a clean baseline there\n"
+    "                             under racecheck (2 cases a property), then under memcheck (4 cases\n"
+    "                             a property, operands between unallocated guard pages), each after\n"
+    "                             a clean baseline there\n"
     "  --normcheck PATH           the normcheck CLI (default: this program or the one beside it)\n"
     "  --plugins DIR              plugins and lib/normcheck_mutants.json (default ../lib)\n"
     "  --list                     list the catalog and exit\n";
@@ -199,22 +201,25 @@ class campaign_runner {
   fs::path plugins_, cli_;
   reports::campaign c_;
   std::vector<std::vector<mutants::run>> runs_;  // per mutant, the runs done
-  std::string sanitizer_;                        // compute-sanitizer, "" when there is no racecheck pass
-  double racecheck_baseline_seconds_ = 0;
+  std::string sanitizer_;                        // compute-sanitizer, "" when there are no sanitizer passes
+  std::vector<double> baseline_seconds_;         // the baseline's time on each pass
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 
   bool simt() const { return backend_ == "simt"; }
   std::string schedule_name(std::size_t i) const { return simt() ? o_.schedules[i] : ""; }
   // the runs a mutant may get: one per simt schedule; on cuda the plain run, then the
-  // racecheck pass when a compute-sanitizer is there
-  std::size_t passes() const { return simt() ? o_.schedules.size() : sanitizer_.empty() ? 1 : 2; }
-  bool racecheck_pass(std::size_t pass) const { return !simt() && pass == 1; }
+  // racecheck and memcheck passes when a compute-sanitizer is there
+  std::size_t passes() const { return simt() ? o_.schedules.size() : sanitizer_.empty() ? 1 : 3; }
+  // the compute-sanitizer tool of a pass, "" for a plain one
+  std::string sanitizer_tool(std::size_t pass) const {
+    return simt() || pass == 0 ? "" : pass == 1 ? "racecheck" : "memcheck";
+  }
 
   job start(std::size_t mutant, std::size_t schedule, const fs::path& plugin, const fs::path& dir, double timeout) {
     fs::create_directories(dir);
     job j{mutant, schedule, fs::absolute(dir), {}, nullptr, timeout};
-    const bool racecheck = racecheck_pass(schedule);
-    const std::string tag = simt() ? "schedule-" + o_.schedules[schedule] : racecheck ? "racecheck" : "run";
+    const std::string tool = sanitizer_tool(schedule);
+    const std::string tag = simt() ? "schedule-" + o_.schedules[schedule] : !tool.empty() ? tool : "run";
     j.json = j.dir / (tag + ".json");
     std::error_code ec;
     fs::remove(j.json, ec);
@@ -225,11 +230,13 @@ class campaign_runner {
     std::vector<std::string> argv{cli_.string(), "check",    "all",   "--kernel", fs::absolute(plugin).string(),
                                   "--seed",      c_.seed,    "--case-dir", (j.dir / "cases").string(),
                                   "--json",      j.json.string(), "--jobs", std::to_string(jobs)};
-    if (racecheck) {
-      // racecheck sees a shared-memory hazard whether or not the timing let it corrupt a value
-      argv.insert(argv.begin(), {sanitizer_, "--tool", "racecheck", "--error-exitcode",
-                                 std::to_string(sanitizer_exit_code), "--print-limit", "4"});
-      argv.insert(argv.end(), {"--cases", "2"});
+    if (!tool.empty()) {
+      // racecheck sees a shared-memory hazard whether or not the timing let it corrupt a value;
+      // memcheck an access of a guard page (every_access_stays_inside_the_operands, which
+      // NORMCHECK_SANITIZER=memcheck enables on a device) whether or not its value was used
+      argv.insert(argv.begin(), {sanitizer_, "--tool", tool, "--error-exitcode", std::to_string(sanitizer_exit_code),
+                                 "--print-limit", "4"});
+      argv.insert(argv.end(), {"--cases", tool == "racecheck" ? "2" : "4"});
     } else if (o_.cases > 0) {
       argv.insert(argv.end(), {"--cases", std::to_string(o_.cases)});
     }
@@ -238,6 +245,7 @@ class campaign_runner {
     // inside its timeout with a counterexample for each
     std::vector<std::pair<std::string, std::string>> env{{"NORMCHECK_SHRINK_SECONDS", "5"}};
     if (simt()) env.emplace_back("NORMCHECK_SIMT_SCHEDULE", o_.schedules[schedule]);
+    if (!tool.empty()) env.emplace_back("NORMCHECK_SANITIZER", tool);
     j.process = std::make_unique<child>(argv, env, j.dir, j.dir / (tag + ".log"), timeout);
     return j;
   }
@@ -245,7 +253,7 @@ class campaign_runner {
   mutants::run finish(job& j) {
     mutants::run r;
     r.schedule = schedule_name(j.schedule);
-    if (racecheck_pass(j.schedule)) r.sanitizer = "racecheck";
+    r.sanitizer = sanitizer_tool(j.schedule);
     r.process = j.process->result();
     r.timeout_seconds = j.timeout;
     r.log_tail = tail_of(j.json.parent_path() / (j.json.stem().string() + ".log"));
@@ -319,8 +327,8 @@ int campaign_runner::baseline() {
       }
       return exit_baseline;
     }
-    if (racecheck_pass(s)) {
-      racecheck_baseline_seconds_ = r.process.seconds;
+    baseline_seconds_.push_back(r.process.seconds);
+    if (!r.sanitizer.empty()) {
       std::printf("baseline%s clean: %.1f s\n", where.c_str(), r.process.seconds);
       std::fflush(stdout);
       continue;
@@ -335,8 +343,9 @@ int campaign_runner::baseline() {
                 cases, r.process.seconds);
     std::fflush(stdout);
   }
-  // the racecheck pass is a test of the report too: the mutants it kills name it
-  if (!sanitizer_.empty()) c_.properties.push_back({racecheck_test, "sanitizer"});
+  // the sanitizer passes are tests of the report too: the mutants they kill name them
+  if (!sanitizer_.empty())
+    for (const char* test : {racecheck_test, memcheck_test}) c_.properties.push_back({test, "sanitizer"});
   return exit_ok;
 }
 
@@ -361,12 +370,15 @@ void campaign_runner::print_mutant(std::size_t i) const {
 void campaign_runner::mutants() {
   // the baseline ran its properties --jobs at a time, a mutant's suite one at a time
   const double timeout = o_.timeout > 0 ? o_.timeout : o_.timeout_factor * c_.baseline_seconds * o_.jobs + 30;
-  const double racecheck_timeout =
-      o_.timeout > 0 ? o_.timeout : o_.timeout_factor * racecheck_baseline_seconds_ * o_.jobs + 30;
+  // a pass's timeout: its baseline's, as the plain run's
+  const auto timeout_of = [&](std::size_t pass) {
+    if (pass == 0 || simt()) return timeout;
+    return o_.timeout > 0 ? o_.timeout : o_.timeout_factor * baseline_seconds_.at(pass) * o_.jobs + 30;
+  };
   std::printf("mutants: %zu, timeout %.0f s each run, %d at a time\n", c_.mutants.size(), timeout, o_.jobs);
-  if (!sanitizer_.empty())
-    std::printf("a survivor runs again under %s --tool racecheck (timeout %.0f s)\n", sanitizer_.c_str(),
-                racecheck_timeout);
+  for (std::size_t pass = 1; !simt() && pass < passes(); ++pass)
+    std::printf("a survivor runs again under %s --tool %s (timeout %.0f s)\n", sanitizer_.c_str(),
+                sanitizer_tool(pass).c_str(), timeout_of(pass));
   std::fflush(stdout);
   runs_.assign(c_.mutants.size(), {});
   std::deque<std::size_t> queue;
@@ -404,7 +416,7 @@ void campaign_runner::mutants() {
       }
       const std::size_t s = runs_[i].size();
       active.push_back(start(i, s, mutant_plugin(plugins_, c_.mutants[i].id, backend_),
-                             o_.out / "mutants" / c_.mutants[i].id, racecheck_pass(s) ? racecheck_timeout : timeout));
+                             o_.out / "mutants" / c_.mutants[i].id, timeout_of(s)));
     }
     bool progressed = false;
     for (std::size_t k = 0; k < active.size();) {
@@ -419,7 +431,8 @@ void campaign_runner::mutants() {
       runs_[i].push_back(finish(j));
       reports::mutant& d = c_.mutants[i];
       judge(d, runs_[i]);
-      // a survivor runs again under the next schedule (cuda: under racecheck); a verdict ends it
+      // a survivor runs again under the next schedule (cuda: under racecheck, then memcheck); a
+      // verdict ends it
       if (d.result == status::survived && runs_[i].size() < passes()) {
         queue.push_front(i);
         continue;
@@ -453,7 +466,7 @@ int campaign_runner::run() {
   if (!simt() && o_.sanitizer != "none") {
     sanitizer_ = o_.sanitizer == "auto" ? find_sanitizer() : o_.sanitizer;
     if (sanitizer_.empty())
-      std::printf("normcheck mutants: no compute-sanitizer on PATH or in /usr/local/cuda/bin: no racecheck pass\n");
+      std::printf("normcheck mutants: no compute-sanitizer on PATH or in /usr/local/cuda/bin: no sanitizer passes\n");
   }
   c_.backend = backend_;
   c_.seed = o_.seed;

@@ -40,6 +40,8 @@ inline constexpr environment_variable environment_variables[] = {
     {"NORMCHECK_PLUGIN_DIR", "the folder of the shipped plugins", "../lib beside the program"},
     {"NORMCHECK_CUDA_PDL", "0: cuda launches strictly one after another (no programmatic dependent launch)", "1"},
     {"NORMCHECK_CUDA_SYNC", "1: synchronize after every cuda launch, so a fault names its kernel", "0"},
+    {"NORMCHECK_SANITIZER", "the compute-sanitizer tool the campaign runs under (check --sanitizer sets it; memcheck "
+     "enables the page-guard property on a device)", "none"},
     {"NORMCHECK_SIMT_THREADS", "OS threads the simt backend spreads blocks over", "the hardware's"},
     {"NORMCHECK_SIMT_SCHEDULE", "the simt backend's fiber schedule seed (0: in order)", "0"},
     {"NORMCHECK_FUZZ_CASE_OUT", "a fuzz target's replay writes the case file of a failing input here", "none"},

@@ -65,6 +65,14 @@ enum class workspace_mode : std::uint8_t {
   count
 };
 
+/// pages no call may touch around the operands (page_guard): each operand (and the workspace)
+/// lies between two of them, its last byte against the next one (after_each) or its first byte
+/// against the one before (before_each), as close as its alignment lets it. In host memory
+/// (simt, a C plugin) they are protected for the call, so a read or write of one faults and the
+/// worker names the operand, the element and the kernel thread (a read whose value is never
+/// used shows there, and nowhere else); in device memory they only keep the operands apart
+enum class page_guard : std::uint8_t { none, after_each, before_each };
+
 /// one operand of a call: dtype, layout (counted in elements, as in the ABI) and where its
 /// element 0 sits in the arena's region (in bytes)
 struct operand {
@@ -100,6 +108,11 @@ struct call_spec {
   bool writes_r = true;             ///< false: a forward of a kernel that writes no r (r.data = NULL, abi.h NC_NO_R)
   std::int64_t base_align = 16;     ///< every placed operand starts on this boundary (+ base_shift)
   std::int64_t alias_align = 1;     ///< an aliased operand's start is rounded down to this (and its element size)
+  /// the call's stream (abi.h: NULL, the default stream), and whether its inputs arrive late
+  /// (late_inputs.hpp: written after the upload by a kernel of that stream)
+  void* stream = nullptr;
+  bool late_inputs = false;
+  page_guard guard = page_guard::none;  ///< set before place_operands
 
   workspace_mode workspace = workspace_mode::exact;
   std::size_t workspace_param = 0;   ///< the mode's bytes (a fuzz input gives 16 bits of them)
@@ -156,10 +169,27 @@ class arena {
   bool place_workspace(call_spec& c);
 
   /// the region's bytes in plugin memory and in the host image
-  void* device(std::int64_t position) const { return static_cast<char*>(device_) + guard_bytes + position; }
-  std::uint8_t* host(std::int64_t position) { return image_.data() + guard_bytes + position; }
-  const std::uint8_t* host(std::int64_t position) const { return image_.data() + guard_bytes + position; }
+  void* device(std::int64_t position) const {
+    return chunks_.empty() ? static_cast<char*>(device_) + front_ + position : chunk_device(position);
+  }
+  std::uint8_t* host(std::int64_t position) { return image_.data() + front_ + position; }
+  const std::uint8_t* host(std::int64_t position) const { return image_.data() + front_ + position; }
   std::int64_t region_bytes() const { return region_; }
+  /// the whole allocation in plugin memory: the region, its guard bands (and, with page guards,
+  /// the bytes before the region's first page); null with page guards in device memory, where
+  /// each run of bytes between two guard pages is an allocation of its own
+  void* allocation() const { return device_; }
+  std::int64_t allocation_bytes() const { return std::int64_t(image_.size()); }
+
+  /// the page guards' positions (page_guard; empty without), and the page size. In device
+  /// memory the guard pages are not allocated: each run of bytes between two of them is an
+  /// allocation of exactly its used bytes, so compute-sanitizer memcheck reports an access past
+  /// an operand (or before it) as out of bounds
+  const std::vector<std::int64_t>& guard_pages() const { return guards_; }
+  static std::int64_t page_bytes();
+  /// makes the guard pages untouchable in host memory (a no-op in device memory), and touchable again
+  void protect_guards();
+  void unprotect_guards();
   const arena_limits& limits() const { return limits_; }
 
   /// element bits of operand k (low bits for 16-bit dtypes)
@@ -195,12 +225,26 @@ class arena {
 
  private:
   void reserve(std::int64_t region);
+  void* chunk_device(std::int64_t position) const;
+  void release_chunks() noexcept;
 
   const kernel& kernel_;
   arena_limits limits_;
   std::int64_t region_ = 0;
+  std::int64_t front_ = guard_bytes;  ///< image (and allocation) bytes before the region
   void* device_ = nullptr;
   std::vector<std::uint8_t> image_, before_;
+  bool guarded_ = false;              ///< the call has page guards: the region starts on a page
+  std::vector<std::int64_t> guards_;  ///< their positions
+  bool protected_ = false;
+  /// page guards in device memory: the bytes each placed operand and the workspace span, and
+  /// an allocation per run between guard pages ([first, last) of the region, sorted)
+  std::vector<std::pair<std::int64_t, std::int64_t>> used_;
+  struct chunk {
+    std::int64_t first, last;
+    void* ptr;
+  };
+  std::vector<chunk> chunks_;
 };
 
 /// the ABI arguments of a call in an arena
@@ -214,8 +258,8 @@ struct call_result {
   nc_status status = NC_OK;
 };
 
-/// runs the call on the plugin: upload, call, synchronize, download (a failed call whose
-/// download fails too leaves the image as uploaded)
+/// runs the call on the plugin: upload (late where c.late_inputs), call, synchronize, download
+/// (a failed call whose download fails too leaves the image as uploaded)
 call_result run_call(const kernel& k, const call_spec& c, arena& a);
 
 /// one line naming everything about a call, for failure messages

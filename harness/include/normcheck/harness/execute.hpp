@@ -43,14 +43,21 @@ struct workspace_reuse {
   bool keep = false;               ///< outputs::workspace_left gets what this call's backward left
 };
 
+/// how a call pair is made beyond its case
+struct call_setting {
+  workspace_reuse workspace;  ///< how the backward's workspace is handed out
+  bool late_inputs = false;   ///< each call's inputs arrive late (late_inputs.hpp: CUDA plugins)
+  page_guard guard = page_guard::none;  ///< pages no call may touch around each operand (arena.hpp)
+};
+
 /// runs c on k; throws property_failure for a memory violation or an NC_ERR_UNSUPPORTED (the
 /// generators draw inside the kernel's declared capabilities), and what the kernel throws
 /// (contract_error, kernel_error) for a call it rejects or fails. A forward-only kernel runs
 /// only the forward (outputs::dx and dgamma hold zeros); a kernel that writes no r gets
 /// r.data = NULL and outputs::r holds zeros.
 outputs execute(const kernel& k, const norm_case& c, calls which);
-/// the same, with the backward's workspace handed out as `reuse` says
-outputs execute(const kernel& k, const norm_case& c, calls which, const workspace_reuse& reuse);
+/// the same, made as `setting` says
+outputs execute(const kernel& k, const norm_case& c, calls which, const call_setting& setting);
 
 /// "a call inside its declared capabilities (…): dtype pair fp16, layouts dense, M = 3, N = 8,
 /// epsilon 1e-06", for the failure of a kernel that does not serve what it declared
@@ -64,7 +71,7 @@ std::string outside_capabilities(const capabilities& caps, const norm_case& c);
 /// dgamma the poison; each operand starts on a 256-byte boundary (as a cudaMalloc of its own)
 /// and lies at the case's offset and strides. The two calls share every position.
 struct case_arena {
-  case_arena(const kernel& k, const norm_case& c);
+  case_arena(const kernel& k, const norm_case& c, page_guard guard = page_guard::none);
   case_arena(const case_arena&) = delete;
   case_arena& operator=(const case_arena&) = delete;
 

@@ -71,6 +71,9 @@ struct property {
   bool variants = false;
   /// with variants: it draws (and judges) quantized outputs too
   bool quantized = false;
+  /// what the property needs of the plugin beyond device_only (its backend, a library of
+  /// normcheck's): "" where it can run, else why not; such a run is reported as not exercised
+  std::function<std::string(const kernel&)> needs_backend;
 };
 
 /// every property, in the order a campaign runs them

@@ -75,6 +75,11 @@ class worker_link {
 /// std::runtime_error, a harness error: the campaign cannot go on in this process.
 [[noreturn]] void abandon_worker(const std::string& why);
 
+/// in a worker about to die of a fault (a signal handler's last words: a read of an arena's
+/// guard page, arena.hpp page_guard): what it saw, for worker_death::fault. Copies at most the
+/// region's room, no allocation; a no-op outside a worker
+void note_fault(const char* what);
+
 /// how a worker ended without sending its result
 struct worker_death {
   int signal = 0;          ///< the signal that killed it (0: it exited)
@@ -86,6 +91,7 @@ struct worker_death {
   std::optional<norm_case> in_flight;  ///< the case it was checking, when it fit the region
   std::string in_flight_summary;       ///< describe() of that case, or why there is none
   std::string call;                    ///< the plugin call in flight ("forward", ...), or empty
+  std::string fault;                   ///< what the worker noted of its fault (note_fault), or empty
 
   /// "died by SIGSEGV (signal 11) in the plugin's forward", "exited with status 0 in the
   /// plugin's backward, before it finished (a plugin called exit()?)", "did not return from the
