@@ -14,11 +14,24 @@
 // the Python kernel under test. Calls outside the module's declaration are answered
 // NC_ERR_UNSUPPORTED here as well.
 //
-// Processes: the worker is spawned by the process that first needs it. A forked child (the
-// harness runs each property in a forked worker) inherits the parent's socket but never uses
-// it: it spawns its own Python, so a kernel that kills its interpreter takes only that
-// child's memory with it. After the Python worker dies, the next alloc() spawns a fresh one
-// (shrinking re-runs the case) and the old allocations' pointers are refused.
+// Processes: at load the plugin spawns a zygote, an interpreter that imports the kernel's module
+// (torch with it) once, before any CUDA context exists, answers the declaration and then only
+// forks: each process that calls the kernel (the harness runs each property in a forked worker)
+// asks it for an interpreter of its own over the zygote's socket, passing the new worker's
+// socket and a pipe the zygote writes the worker's wait status into when it ends. The forked
+// worker joins the asking process's group, so the harness's watchdog kills it with its worker;
+// a kernel that kills its interpreter takes only that process's memory with it. After the
+// Python worker dies, the next alloc() asks for a fresh one (shrinking re-runs the case) and
+// the old allocations' pointers are refused. Where the zygote cannot fork (the module made a
+// CUDA context at import, NORMCHECK_PYTHON_ZYGOTE=0, the zygote is gone), each process spawns
+// its own interpreter, which imports the module again.
+//
+// Memory: numpy memory is shared. alloc() takes a segment, a memfd mapped in this process
+// (beside the PROT_NONE reservation the harness gets) and in the worker, which got the memfd
+// with the segment's first alloc: copy() is a memcpy here, no message. A freed segment is kept
+// for the next alloc of its size class (no page faults, no munmap's TLB shootdown a case). A call is one request and one reply; an alloc,
+// an upload and a free need none (a failure is told by the next reply), and synchronize() needs
+// none after a reply with nothing sent since (the worker synchronizes before it answers).
 //
 // Entry points: normcheck_python_plugin(version, spec, &error) (what kernel::load calls: one
 // table per spec, so several Python kernels can live in one process), and the ordinary
@@ -27,6 +40,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -66,7 +80,20 @@ enum op : std::uint32_t {
   op_synchronize = 7,
   op_forward = 8,
   op_backward = 9,
+  op_fork = 10,  // to the zygote, with the new worker's socket and status pipe: no reply
+  op_alloc_shared = 11,  // an allocation in a segment, with its memfd when new: no reply
 };
+
+// shared memory (numpy): a memfd mapped here and in the worker, kept across allocations
+struct segment {
+  std::uint64_t id;
+  std::size_t capacity;  // a power of two, >= 64 KiB
+  char* shared;          // this process's mapping
+  int fd;                // the memfd
+  std::uint64_t generation;  // the worker that maps it
+  bool in_use;
+};
+constexpr std::size_t kept_segment_bytes = std::size_t(1) << 30;  // freed segments kept, at most
 
 struct header {
   std::uint32_t code, zero;
@@ -122,6 +149,8 @@ struct allocation {
   std::size_t bytes;      // what alloc() was asked for
   std::size_t reserved;   // the reservation's length (>= one page)
   std::uint64_t generation;  // the Python worker it lives in
+  char* shared = nullptr;    // this process's mapping of shared memory (numpy), else null
+  std::uint64_t segment = 0;  // its segment's id (0: none)
 };
 
 struct bridge {
@@ -133,14 +162,35 @@ struct bridge {
   std::vector<nc_operation> operations;  // the declared operations (none: the plain one)
   bool loaded = false;
 
+  bool shares_memory = false;  // the worker maps memfds (numpy memory)
+
   std::mutex lock;  // one call on the socket at a time
   pid_t owner = 0;  // the process whose Python worker fd talks to
   int fd = -1;
-  pid_t child = -1;
+  pid_t child = -1;      // a worker this process spawned (reaped here), else -1
+  int status_fd = -1;    // a worker the zygote forked: the pipe its wait status comes down
+  int zygote = -1;       // the zygote's socket (SOCK_SEQPACKET), inherited by forked processes
+  bool unconfirmed = false;  // a message that may fail was sent since the last reply
   std::uint64_t generation = 0;
   std::string death;  // why the last worker is gone ("" while it lives)
   std::map<std::uintptr_t, allocation> allocations;
+  std::vector<segment> segments;
+  std::uint64_t next_segment = 1;
+  std::string batch;  // messages without a reply that wait for the next message that goes
+  std::vector<int> batch_fds;  // the descriptors they pass (duplicates, closed once sent)
 };
+constexpr std::size_t max_batched_fds = 64, max_batch_bytes = 1 << 16;  // normcheck_bridge.py's DESCRIPTORS
+
+void drop_batch(bridge& b) {
+  for (const int fd : b.batch_fds) ::close(fd);
+  b.batch.clear(), b.batch_fds.clear();
+}
+
+void drop_segment(bridge& b, std::size_t i) {
+  ::munmap(b.segments[i].shared, b.segments[i].capacity);
+  ::close(b.segments[i].fd);
+  b.segments.erase(b.segments.begin() + std::ptrdiff_t(i));
+}
 
 std::array<bridge, max_kernels> bridges;
 std::mutex bridges_lock;
@@ -164,14 +214,35 @@ std::string script_path() {
   return "normcheck_bridge.py";
 }
 
-bool send_all(int fd, const void* data, std::size_t bytes) {
-  const char* p = static_cast<const char*>(data);
-  while (bytes > 0) {
+// a message in one sendmsg where the socket takes it (the reader wakes once, not once a part):
+// the messages batched before it (batch), its header, then up to two payload parts, with
+// descriptors attached (SCM_RIGHTS) to its first byte
+bool send_message(int fd, const header* h, const void* a, std::size_t a_bytes, const void* b = nullptr,
+                  std::size_t b_bytes = 0, const std::vector<int>& fds = {}, const std::string& batch = {}) {
+  iovec parts[4] = {{const_cast<char*>(batch.data()), batch.size()},
+                    {const_cast<header*>(h), h ? sizeof *h : 0},
+                    {const_cast<void*>(a), a_bytes},
+                    {const_cast<void*>(b), b_bytes}};
+  iovec* at = parts;
+  int left = 4;
+  std::vector<char> control(fds.empty() ? 0 : CMSG_SPACE(fds.size() * sizeof(int)));
+  msghdr m{};
+  if (!fds.empty()) {
+    m.msg_control = control.data();
+    m.msg_controllen = control.size();
+    cmsghdr* c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET, c->cmsg_type = SCM_RIGHTS, c->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
+    std::memcpy(CMSG_DATA(c), fds.data(), fds.size() * sizeof(int));
+  }
+  while (left > 0) {
+    m.msg_iov = at, m.msg_iovlen = std::size_t(left);
     // MSG_NOSIGNAL: a dead worker is an error to report, never a SIGPIPE for the harness
-    const ssize_t n = ::send(fd, p, bytes, MSG_NOSIGNAL);
+    ssize_t n = ::sendmsg(fd, &m, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
-    p += n, bytes -= std::size_t(n);
+    m.msg_control = nullptr, m.msg_controllen = 0;  // the descriptors went with the first byte
+    for (; left > 0 && std::size_t(n) >= at->iov_len; --left, ++at) n -= ssize_t(at->iov_len);
+    if (left > 0) at->iov_base = static_cast<char*>(at->iov_base) + n, at->iov_len -= std::size_t(n);
   }
   return true;
 }
@@ -187,7 +258,15 @@ bool recv_all(int fd, void* data, std::size_t bytes) {
   return true;
 }
 
-// the worker is gone: reap it and say how it went
+// what a wait status says of how the worker went
+std::string how_it_ended(int status) {
+  if (WIFEXITED(status))
+    return "it exited with status " + std::to_string(WEXITSTATUS(status)) + " (the kernel called os._exit() or exit()?)";
+  if (WIFSIGNALED(status)) return "it died by signal " + std::to_string(WTERMSIG(status));
+  return "its socket closed";
+}
+
+// the worker is gone: reap it (or read its status from the zygote) and say how it went
 void bury(bridge& b, const char* during) {
   std::string how = "its socket closed";
   if (b.child > 0) {
@@ -196,75 +275,85 @@ void bury(bridge& b, const char* during) {
     for (int i = 0; i < 200; ++i) {
       const pid_t got = ::waitpid(b.child, &status, WNOHANG);
       if (got == b.child) {
-        if (WIFEXITED(status))
-          how = "it exited with status " + std::to_string(WEXITSTATUS(status)) +
-                " (the kernel called os._exit() or exit()?)";
-        else if (WIFSIGNALED(status))
-          how = "it died by signal " + std::to_string(WTERMSIG(status));
+        how = how_it_ended(status);
         break;
       }
       if (got < 0) break;
       ::usleep(5000);
     }
+  } else if (b.status_fd >= 0) {
+    // the zygote reaps it and writes its wait status: the same moment to finish dying
+    pollfd p{b.status_fd, POLLIN, 0};
+    std::int32_t status = 0;
+    if (::poll(&p, 1, 1000) == 1 && ::read(b.status_fd, &status, sizeof status) == ssize_t(sizeof status))
+      how = how_it_ended(status);
   }
   if (b.fd >= 0) ::close(b.fd);
-  b.fd = -1, b.child = -1;
+  if (b.status_fd >= 0) ::close(b.status_fd);
+  b.fd = -1, b.child = -1, b.status_fd = -1;
+  drop_batch(b);  // messages for the dead worker
   b.death = std::string("the Python worker of '") + b.spec + "' died during " + during + ": " + how;
 }
 
-// spawns this process's Python worker and says hello; the reply is the declaration text
-nc_status spawn(int slot, std::string* hello_reply) {
-  bridge& b = bridges[std::size_t(slot)];
-  if (b.owner != getpid()) {
-    // inherited from the parent: its worker is the parent's; drop our copy of the socket and
-    // the parent's allocations (they live in the parent's worker)
-    if (b.fd >= 0) ::close(b.fd);
-    b.fd = -1, b.child = -1;
-    for (auto& [address, a] : b.allocations) ::munmap(reinterpret_cast<void*>(address), a.reserved);
-    b.allocations.clear();
-    b.owner = getpid();
-  }
-  if (b.fd >= 0) return NC_OK;
-  int pair[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
-    return fail(slot, NC_ERR_RUNTIME, std::string("cannot create the Python worker's socket: ") + std::strerror(errno));
-  // the child's end becomes fd 3 of the worker; keep both ends above it so dup2 clears CLOEXEC
-  for (int& end : pair) {
-    const int moved = ::fcntl(end, F_DUPFD_CLOEXEC, 10);
-    ::close(end);
-    end = moved;
-  }
+// NAME=0 in the environment: a speed-up turned off (to measure it, or to rule it out)
+bool turned_off(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::string(v) == "0";
+}
+
+const char* python_interpreter() {
   const char* python_env = std::getenv("NORMCHECK_PYTHON");
-  const std::string python = python_env && *python_env ? python_env : "python3";
-  const std::string script = script_path();
+  return python_env && *python_env ? python_env : "python3";
+}
+
+// a socket pair with both ends above fd 10, close-on-exec (dup2 onto fd 3 clears it in a child)
+bool socket_pair(int type, int pair[2]) {
+  if (::socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, pair) != 0) return false;
+  for (int i = 0; i < 2; ++i) {
+    const int moved = ::fcntl(pair[i], F_DUPFD_CLOEXEC, 10);
+    ::close(pair[i]);
+    pair[i] = moved;
+  }
+  return true;
+}
+
+// `python3 -B normcheck_bridge.py SPEC` with a socket of `type` on its fd 3 (SOCK_STREAM: a
+// worker; SOCK_SEQPACKET: the zygote); *end is this process's end of it
+nc_status start_python(int slot, int type, int* end, pid_t* pid) {
+  int pair[2];
+  if (!socket_pair(type, pair))
+    return fail(slot, NC_ERR_RUNTIME, std::string("cannot create the Python worker's socket: ") + std::strerror(errno));
+  const std::string python = python_interpreter(), script = script_path();
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, pair[1], 3);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   // a kernel's print() goes to stderr: stdout belongs to the harness's report
   posix_spawn_file_actions_adddup2(&actions, 2, 1);
-  std::vector<std::string> words{python, "-B", script, b.spec};
+  std::vector<std::string> words{python, "-B", script, bridges[std::size_t(slot)].spec};
   std::vector<char*> argv;
   for (auto& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
-  pid_t pid = -1;
-  const int err = ::posix_spawnp(&pid, python.c_str(), &actions, nullptr, argv.data(), environ);
+  const int err = ::posix_spawnp(pid, python.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   ::close(pair[1]);
+  *end = pair[0];
   if (err != 0) {
     ::close(pair[0]);
-    return fail(slot, NC_ERR_RUNTIME,
-                "cannot start the Python worker '" + python + "' (NORMCHECK_PYTHON): " + std::strerror(err));
+    return fail(slot, NC_ERR_RUNTIME, "cannot start the Python worker '" + python + "' (NORMCHECK_PYTHON): " + std::strerror(err));
   }
-  b.fd = pair[0], b.child = pid, b.death.clear();
-  ++b.generation;
+  return NC_OK;
+}
+
+// the hello on a new worker's socket; its reply is the declaration text
+nc_status hello(int slot, std::string* hello_reply) {
+  bridge& b = bridges[std::size_t(slot)];
   header h{op_hello, 0, b.spec.size()};
   header reply{};
-  if (!send_all(b.fd, &h, sizeof h) || !send_all(b.fd, b.spec.data(), b.spec.size()) ||
-      !recv_all(b.fd, &reply, sizeof reply)) {
+  if (!send_message(b.fd, &h, b.spec.data(), b.spec.size()) || !recv_all(b.fd, &reply, sizeof reply)) {
     bury(b, "start-up");
-    return fail(slot, NC_ERR_RUNTIME,
-                b.death + " (is '" + python + "' a Python 3 with numpy? is the bridge script at '" + script + "'?)");
+    return fail(slot, NC_ERR_RUNTIME, b.death + " (is '" + python_interpreter() + "' a Python 3 with numpy? is the bridge script at '" +
+                                          script_path() + "'?)");
   }
   std::string text(reply.bytes, '\0');
   if (!recv_all(b.fd, text.data(), text.size())) {
@@ -274,26 +363,136 @@ nc_status spawn(int slot, std::string* hello_reply) {
   if (reply.code != NC_OK) {
     // the module does not import, or its declaration is wrong: the worker has exited
     ::close(b.fd);
-    ::waitpid(b.child, nullptr, 0);
-    b.fd = -1, b.child = -1;
+    if (b.child > 0) ::waitpid(b.child, nullptr, 0);
+    if (b.status_fd >= 0) ::close(b.status_fd);
+    b.fd = -1, b.child = -1, b.status_fd = -1;
     return fail(slot, nc_status(reply.code), text);
   }
+  b.unconfirmed = false;
   if (hello_reply) *hello_reply = std::move(text);
   return NC_OK;
 }
 
+// a worker forked by the zygote for this process, in this process's group; false (and the
+// zygote's socket closed) where the zygote is gone or the worker does not answer
+bool fork_from_zygote(int slot) {
+  bridge& b = bridges[std::size_t(slot)];
+  int pair[2], status[2];
+  if (!socket_pair(SOCK_STREAM, pair)) return false;
+  if (::pipe2(status, O_CLOEXEC) != 0) {
+    ::close(pair[0]), ::close(pair[1]);
+    return false;
+  }
+  const std::int64_t group = ::getpgrp();
+  const header h{op_fork, 0, sizeof group};
+  const bool sent = send_message(b.zygote, &h, &group, sizeof group, nullptr, 0, {pair[1], status[1]});
+  ::close(pair[1]), ::close(status[1]);
+  b.fd = pair[0], b.status_fd = status[0], b.child = -1, b.death.clear();
+  ++b.generation;
+  if (sent && hello(slot, nullptr) == NC_OK) return true;
+  if (b.fd >= 0) ::close(b.fd);
+  if (b.status_fd >= 0) ::close(b.status_fd);
+  b.fd = -1, b.status_fd = -1;
+  ::close(b.zygote);
+  b.zygote = -1;
+  return false;
+}
+
+// the zygote, at load: it imports the module and answers the declaration; a "zygote 1" line in
+// it says it forks workers from now on (else it has exited, and each process spawns its own)
+nc_status start_zygote(int slot, std::string* declaration, bool* answered) {
+  bridge& b = bridges[std::size_t(slot)];
+  int end = -1;
+  pid_t pid = -1;
+  if (const nc_status s = start_python(slot, SOCK_SEQPACKET, &end, &pid); s != NC_OK) return s;
+  // one packet each way: the hello with the spec, the declaration (or why the module does not load)
+  const header h{op_hello, 0, b.spec.size()};
+  std::string text(1 << 20, '\0');
+  ssize_t got = -1;
+  if (send_message(end, &h, b.spec.data(), b.spec.size())) {
+    do got = ::recv(end, text.data(), text.size(), 0);
+    while (got < 0 && errno == EINTR);
+  }
+  header reply{};
+  if (got >= ssize_t(sizeof reply)) std::memcpy(&reply, text.data(), sizeof reply);
+  if (got < ssize_t(sizeof reply) || reply.bytes != std::uint64_t(got) - sizeof reply) {
+    // it died before it answered: the caller starts a worker the old way, which says why
+    ::close(end);
+    ::waitpid(pid, nullptr, 0);
+    return fail(slot, NC_ERR_RUNTIME, "the Python zygote of '" + b.spec + "' did not answer");
+  }
+  text = text.substr(sizeof reply, reply.bytes);
+  *answered = true;
+  const bool forks = reply.code == NC_OK && text.find("zygote\t1\n") != std::string::npos;
+  if (!forks) {
+    ::close(end);
+    ::waitpid(pid, nullptr, 0);
+  } else {
+    b.zygote = end;  // never reaped: it outlives the process that started it only by its last worker
+  }
+  if (reply.code != NC_OK) return fail(slot, nc_status(reply.code), text);
+  *declaration = std::move(text);
+  return NC_OK;
+}
+
+// this process's Python worker: forked by the zygote, else spawned here; hello_reply (at load)
+// receives the declaration text
+nc_status spawn(int slot, std::string* hello_reply) {
+  bridge& b = bridges[std::size_t(slot)];
+  if (b.owner != getpid()) {
+    // inherited from the parent: its worker is the parent's; drop our copy of the socket and
+    // the parent's allocations (they live in the parent's worker)
+    if (b.fd >= 0) ::close(b.fd);
+    if (b.status_fd >= 0) ::close(b.status_fd);
+    b.fd = -1, b.child = -1, b.status_fd = -1;
+    for (auto& [address, a] : b.allocations) ::munmap(reinterpret_cast<void*>(address), a.reserved);
+    b.allocations.clear();
+    while (!b.segments.empty()) drop_segment(b, 0);
+    drop_batch(b);
+    b.owner = getpid();
+  }
+  if (b.fd >= 0) return NC_OK;
+  if (b.zygote >= 0 && hello_reply == nullptr && fork_from_zygote(slot)) return NC_OK;
+  int end = -1;
+  pid_t pid = -1;
+  if (const nc_status s = start_python(slot, SOCK_STREAM, &end, &pid); s != NC_OK) return s;
+  b.fd = end, b.child = pid, b.death.clear();
+  ++b.generation;
+  return hello(slot, hello_reply);
+}
+
 // one request and its reply. reply_data (if given) receives the reply's payload on NC_OK, which
-// must be exactly reply_bytes long
+// must be exactly reply_bytes long. Without a reply (wants_reply false) a failure of the message
+// is told by the next reply
 nc_status request(int slot, std::uint32_t code, const void* a, std::size_t a_bytes, const void* b_data,
                   std::size_t b_bytes, bool wants_reply, void* reply_data = nullptr, std::size_t reply_bytes = 0,
-                  const char* during = "a call") {
+                  const char* during = "a call", int passed_fd = -1) {
   bridge& b = bridges[std::size_t(slot)];
   if (b.owner != getpid() || b.fd < 0) {
     if (!b.death.empty() && b.owner == getpid()) return fail(slot, NC_ERR_RUNTIME, b.death);
     if (const nc_status s = spawn(slot, nullptr); s != NC_OK) return s;
   }
-  header h{code, 0, a_bytes + b_bytes};
-  if (!send_all(b.fd, &h, sizeof h) || !send_all(b.fd, a, a_bytes) || (b_bytes && !send_all(b.fd, b_data, b_bytes))) {
+  const header h{code, 0, a_bytes + b_bytes};
+  if (!wants_reply && code != op_free) b.unconfirmed = true;  // a free cannot fail
+  // an alloc of shared memory and a free wait for the next message that goes: the worker wakes
+  // once a call, not once a message (a new segment's memfd goes with the batch)
+  const bool batched = code == op_alloc_shared || code == op_free;
+  if (batched) {
+    b.batch.append(reinterpret_cast<const char*>(&h), sizeof h).append(static_cast<const char*>(a), a_bytes);
+    if (passed_fd >= 0) {
+      b.batch_fds.push_back(::fcntl(passed_fd, F_DUPFD_CLOEXEC, 10));
+      if (b.batch_fds.back() < 0) {
+        b.batch_fds.pop_back();
+        return fail(slot, NC_ERR_RUNTIME, std::string("cannot pass shared memory to the Python worker: ") + std::strerror(errno));
+      }
+    }
+    if (b.batch_fds.size() < max_batched_fds && b.batch.size() < max_batch_bytes) return NC_OK;
+  }
+  // the batch, then this message (in the batch already where it is batched)
+  const bool sent = batched ? send_message(b.fd, nullptr, nullptr, 0, nullptr, 0, b.batch_fds, b.batch)
+                            : send_message(b.fd, &h, a, a_bytes, b_data, b_bytes, b.batch_fds, b.batch);
+  drop_batch(b);
+  if (!sent) {
     bury(b, during);
     return fail(slot, NC_ERR_RUNTIME, b.death);
   }
@@ -303,6 +502,7 @@ nc_status request(int slot, std::uint32_t code, const void* a, std::size_t a_byt
     bury(b, during);
     return fail(slot, NC_ERR_RUNTIME, b.death);
   }
+  b.unconfirmed = false;
   if (reply.code == NC_OK && reply_data != nullptr && reply.bytes == reply_bytes) {
     if (!recv_all(b.fd, reply_data, reply_bytes)) {
       bury(b, during);
@@ -326,6 +526,7 @@ nc_status request(int slot, std::uint32_t code, const void* a, std::size_t a_byt
 struct located {
   std::uintptr_t allocation = 0;
   std::size_t offset = 0, left = 0;
+  char* shared = nullptr;  // the byte in this process's mapping of shared memory, else null
 };
 
 bool locate(bridge& b, const void* p, located* out) {
@@ -338,6 +539,7 @@ bool locate(bridge& b, const void* p, located* out) {
   out->allocation = it->first;
   out->offset = address - it->first;
   out->left = it->second.bytes - out->offset;
+  out->shared = it->second.shared ? it->second.shared + out->offset : nullptr;
   return true;
 }
 
@@ -363,15 +565,56 @@ struct entry {
     void* p = ::mmap(nullptr, reserved, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
       return fail(slot, NC_ERR_RUNTIME, "cannot reserve " + std::to_string(bytes) + " bytes of address space");
-    const std::uint64_t message[2] = {reinterpret_cast<std::uintptr_t>(p), bytes};
-    if (const nc_status s = request(slot, op_alloc, message, sizeof message, nullptr, 0, true, nullptr, 0, "alloc");
-        s != NC_OK) {
+    // shared memory: a segment of the size class (the worker maps a new one's memfd), no reply
+    bool is_new = false;
+    segment* shared = b.shares_memory ? share(bytes, &is_new) : nullptr;
+    nc_status s = NC_OK;
+    if (shared) {
+      const std::uint64_t message[4] = {reinterpret_cast<std::uintptr_t>(p), bytes, shared->id, shared->capacity};
+      s = request(slot, op_alloc_shared, message, sizeof message, nullptr, 0, false, nullptr, 0, "alloc",
+                  is_new ? shared->fd : -1);
+    } else {
+      const std::uint64_t message[2] = {reinterpret_cast<std::uintptr_t>(p), bytes};
+      s = request(slot, op_alloc, message, sizeof message, nullptr, 0, true, nullptr, 0, "alloc");
+    }
+    if (s != NC_OK) {
       ::munmap(p, reserved);
+      if (shared) shared->in_use = false;
       return s;
     }
-    b.allocations[reinterpret_cast<std::uintptr_t>(p)] = {bytes, reserved, b.generation};
+    b.allocations[reinterpret_cast<std::uintptr_t>(p)] = {bytes, reserved, b.generation, shared ? shared->shared : nullptr,
+                                                          shared ? shared->id : 0};
     *ptr = p;
     return NC_OK;
+  }
+
+  // a free segment of this worker for bytes, else a new one (is_new: the worker gets its memfd
+  // with this alloc); null where the system gives no memfd (the worker's own memory then,
+  // through the socket). Free segments of a dead worker are dropped
+  static segment* share(std::size_t bytes, bool* is_new) {
+    bridge& b = self();
+    const std::size_t capacity = std::bit_ceil(std::max<std::size_t>(bytes, 1 << 16));
+    for (std::size_t i = b.segments.size(); i-- > 0;)
+      if (!b.segments[i].in_use && b.segments[i].generation != b.generation) drop_segment(b, i);
+    for (std::size_t i = 0; i < b.segments.size(); ++i) {
+      segment& g = b.segments[i];
+      if (g.in_use || g.capacity != capacity || g.generation != b.generation) continue;
+      g.in_use = true;
+      std::rotate(b.segments.begin() + std::ptrdiff_t(i), b.segments.begin() + std::ptrdiff_t(i) + 1, b.segments.end());
+      return &b.segments.back();
+    }
+    const int fd = ::memfd_create("normcheck-python", MFD_CLOEXEC);
+    if (fd < 0) return nullptr;
+    void* m = ::ftruncate(fd, off_t(capacity)) == 0
+                  ? ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0)
+                  : MAP_FAILED;
+    if (m == MAP_FAILED) {
+      ::close(fd);
+      return nullptr;
+    }
+    b.segments.push_back({b.next_segment++, capacity, static_cast<char*>(m), fd, b.generation, true});
+    *is_new = true;
+    return &b.segments.back();
   }
 
   static nc_status free(void* p) {
@@ -383,9 +626,21 @@ struct entry {
       return fail(slot, NC_ERR_INVALID_ARGUMENT, "argument 'ptr' was not returned by this plugin's alloc");
     const bool live = it->second.generation == b.generation && b.owner == getpid() && b.fd >= 0;
     ::munmap(p, it->second.reserved);
+    // its segment is kept for the next alloc of its size while the worker lives and the kept
+    // ones stay under kept_segment_bytes; else dropped here and (second word) in the worker
+    std::uint64_t dropped = 0;
+    if (const std::uint64_t id = it->second.segment) {
+      std::size_t kept = 0, at = 0;
+      for (std::size_t i = 0; i < b.segments.size(); ++i) {
+        if (b.segments[i].id == id) at = i;
+        else if (!b.segments[i].in_use) kept += b.segments[i].capacity;
+      }
+      b.segments[at].in_use = false;
+      if (!live || kept + b.segments[at].capacity > kept_segment_bytes) dropped = id, drop_segment(b, at);
+    }
     b.allocations.erase(it);
     if (!live) return NC_OK;  // its worker is gone, and the memory with it
-    const std::uint64_t message[1] = {reinterpret_cast<std::uintptr_t>(p)};
+    const std::uint64_t message[2] = {reinterpret_cast<std::uintptr_t>(p), dropped};
     return request(slot, op_free, message, sizeof message, nullptr, 0, false, nullptr, 0, "free");
   }
 
@@ -405,19 +660,24 @@ struct entry {
       return NC_OK;
     };
     located d, s;
+    // shared memory of a live worker: a memcpy here (a dead worker's copy fails as it always did)
+    const bool here = b.fd >= 0;
     if (kind == NC_HOST_TO_DEVICE) {
       if (const nc_status st = device(dst, "dst", &d); st != NC_OK) return st;
+      if (here && d.shared) return std::memcpy(d.shared, src, bytes), NC_OK;
       const std::uint64_t message[3] = {d.allocation, d.offset, bytes};
       return request(slot, op_upload, message, sizeof message, src, bytes, false, nullptr, 0, "an upload");
     }
     if (kind == NC_DEVICE_TO_HOST) {
       if (const nc_status st = device(src, "src", &s); st != NC_OK) return st;
+      if (here && s.shared) return std::memcpy(dst, s.shared, bytes), NC_OK;
       const std::uint64_t message[3] = {s.allocation, s.offset, bytes};
       return request(slot, op_download, message, sizeof message, nullptr, 0, true, dst, bytes, "a download");
     }
     if (kind == NC_DEVICE_TO_DEVICE) {
       if (const nc_status st = device(dst, "dst", &d); st != NC_OK) return st;
       if (const nc_status st = device(src, "src", &s); st != NC_OK) return st;
+      if (here && d.shared && s.shared) return std::memmove(d.shared, s.shared, bytes), NC_OK;
       const std::uint64_t message[5] = {d.allocation, d.offset, s.allocation, s.offset, bytes};
       return request(slot, op_copy, message, sizeof message, nullptr, 0, true, nullptr, 0, "a copy");
     }
@@ -428,6 +688,8 @@ struct entry {
     bridge& b = self();
     std::lock_guard guard(b.lock);
     if (b.owner != getpid() || b.fd < 0) b.death.clear();  // a probe of a fresh worker
+    // the worker synchronizes before every reply: after one, with nothing sent since, it is idle
+    else if (!b.unconfirmed) return NC_OK;
     return request(slot, op_synchronize, nullptr, 0, nullptr, 0, true, nullptr, 0, "synchronize");
   }
 
@@ -640,6 +902,7 @@ bool read_declaration(bridge& b, const std::string& text, std::string* error) {
     else if (key == "max_elements") b.caps.max_elements = std::stoll(value);
     else if (key == "epsilon_bits") b.epsilons.push_back(std::bit_cast<float>(std::uint32_t(std::stoul(value, nullptr, 16))));
     else if (key == "n_multiple") b.caps.n_multiple = std::stoll(value);
+    else if (key == "shares_memory") b.shares_memory = value == "1" && !turned_off("NORMCHECK_PYTHON_SHARED_MEMORY");
     else if (key == "operation") {
       // "residual<TAB>in_place<TAB>offset bits (hex)<TAB>rows", then for a quantized output
       // "<TAB>quant<TAB>scale<TAB>apply<TAB>group<TAB>scale floor bits (hex)"
@@ -690,7 +953,11 @@ const nc_plugin* load(std::uint32_t abi_version, const char* spec, const char** 
     b.owner = getpid();
     std::string declaration;
     std::lock_guard call_guard(b.lock);
-    if (spawn(slot, &declaration) != NC_OK) {
+    // the zygote; where it cannot start (or is turned off), a worker of this process's own
+    bool answered = false;
+    nc_status started = turned_off("NORMCHECK_PYTHON_ZYGOTE") ? NC_ERR_RUNTIME : start_zygote(slot, &declaration, &answered);
+    if (started != NC_OK && !answered) started = spawn(slot, &declaration);
+    if (started != NC_OK) {
       std::string why = last_error_text[slot];
       b.spec.clear();
       return refuse(why);

@@ -2,7 +2,10 @@
 
 The plugin spawns `python3 -B normcheck_bridge.py SPEC` with its socket on fd 3, stdin on
 /dev/null and stdout joined to stderr (a kernel's print() never reaches the harness's report).
-Memory lives here: numpy uint8 arrays (no torch in the module) or torch uint8 tensors on the
+A SOCK_SEQPACKET socket makes it the zygote: it imports the kernel's module once, answers the
+declaration, then forks a worker for each process that asks (zygote() below); a stream socket
+makes it a worker itself. Memory lives in the worker: numpy arrays over memfds the plugin maps
+too (numpy_memory.map; or plain numpy arrays where it sends none), or torch uint8 tensors on the
 GPU (torch's CPU when there is none). A call gets, per operand, a view of the allocation with
 the case's dtype, element offset and strides -- no contiguous copy -- calls the user's
 function, writes what it returns into the output views, and checks the inputs' elements are
@@ -32,10 +35,14 @@ import socket
 import struct
 import sys
 import traceback
+import warnings
 
 # the wire (bridge.cpp): a 16-byte header (u32 op or status, u32 0, u64 payload bytes)
 HEADER = struct.Struct("<IIQ")
 OP_HELLO, OP_ALLOC, OP_FREE, OP_UPLOAD, OP_DOWNLOAD, OP_COPY, OP_SYNCHRONIZE, OP_FORWARD, OP_BACKWARD = range(1, 10)
+# to the zygote: fork a worker (its socket and status pipe attached); to a worker: map a memfd
+# (attached) as an allocation. Neither has a reply
+OP_FORK, OP_ALLOC_SHARED = 10, 11
 NC_OK, NC_ERR_INVALID_ARGUMENT, NC_ERR_UNSUPPORTED, NC_ERR_RUNTIME, NC_ERR_NO_DEVICE = range(5)
 # an operand: allocation, byte offset, dtype, element offset, row stride, column stride
 OPERAND = struct.Struct("<QQqqqq")
@@ -180,11 +187,19 @@ class numpy_memory:
         self.np = numpy
         # numpy has no bf16; the codes of a quantized y (abi.h NC_FP8_E4M3, NC_FP8_E5M2, NC_INT8) as bytes
         self.dtypes = (numpy.float32, numpy.float16, None, numpy.uint8, numpy.uint8, numpy.int8)
-        self.bits = (numpy.uint32, numpy.uint16, numpy.uint16)
         self.backend = "python-numpy"
 
     def alloc(self, size):
         return self.np.empty(size, dtype=self.np.uint8)
+
+    def map(self, fd, size):
+        """the plugin's memfd (a segment of size bytes): the pages its copy() reads and writes"""
+        import mmap
+        try:
+            pages = mmap.mmap(fd, size)
+        finally:
+            os.close(fd)
+        return self.np.frombuffer(pages, dtype=self.np.uint8, count=size)
 
     def receive(self, sock, buffer, offset, size):
         receive_into(sock, memoryview(buffer)[offset:offset + size])
@@ -207,11 +222,10 @@ class numpy_memory:
                           strides=tuple(s * t.itemsize for s in strides))
 
     def snapshot(self, v):
-        return v.copy()
+        return v.tobytes()  # the elements' bits (a NaN equals itself), compared as bytes
 
     def unchanged(self, v, snap):
-        return bool(self.np.array_equal(v.view(self.bits[DTYPE_NAMES.index(self.name_of(v))]),
-                                        snap.view(self.bits[DTYPE_NAMES.index(self.name_of(v))])))
+        return v.tobytes() == snap
 
     def name_of(self, v):
         return {self.np.dtype(self.np.float32): "fp32", self.np.dtype(self.np.float16): "fp16"}.get(v.dtype, str(v.dtype))
@@ -365,6 +379,23 @@ def receive(sock, size):
     return bytes(data)
 
 
+def receive_header(sock, fds):
+    """a message's header; descriptors sent with the message (SCM_RIGHTS) are appended to fds"""
+    data = bytearray(HEADER.size)
+    view = memoryview(data)
+    while len(view) > 0:
+        n, ancillary, _, _ = sock.recvmsg_into([view], DESCRIPTORS)
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds.extend(struct.unpack(f"<{len(payload) // 4}i", payload[:len(payload) // 4 * 4]))
+        if n == 0:
+            raise EOFError
+        view = view[n:]
+    return HEADER.unpack(data)
+
+
+DESCRIPTORS = socket.CMSG_SPACE(64 * 4)  # the most a batch of messages carries (bridge.cpp max_batched_fds)
+
 class kernel:
     """the user's function, its declaration and the memory it works in"""
 
@@ -455,6 +486,8 @@ class kernel:
             self.declaration.append(("operation", operation_line(op)))
         if "n_multiple" in declared:
             self.declaration.append(("n_multiple", int(declared["n_multiple"])))
+        if isinstance(self.memory, numpy_memory):
+            self.declaration.append(("shares_memory", 1))  # memfds the plugin maps too (OP_ALLOC_SHARED)
         self.allocations = {}
 
     def declaration_text(self):
@@ -707,24 +740,34 @@ def reply(sock, status, payload=b""):
     sock.sendall(HEADER.pack(status, 0, len(payload)) + payload)
 
 
-def serve(sock):
+def load(spec):
+    """(the kernel, None), or (None, why it does not load) -- any failure to import is the load's error"""
+    try:
+        return kernel(spec), None
+    except BaseException as e:  # noqa: BLE001
+        return None, traceback.format_exception_only(type(e), e)[-1].strip()  # kernel::load says which kernel
+
+
+def serve(sock, k=None, refusal=None):
+    """a worker's requests until its socket closes; k: the kernel a zygote loaded (else the
+    hello's spec is imported here); refusal: why a forked worker cannot serve (its hello's reply)"""
     op, _, size = HEADER.unpack(receive(sock, HEADER.size))
     spec = receive(sock, size).decode()
-    try:
-        k = kernel(spec)
-    except BaseException as e:  # noqa: BLE001 -- any failure to import is the load's error
-        last = traceback.format_exception_only(type(e), e)[-1].strip()
-        reply(sock, NC_ERR_RUNTIME, last)  # kernel::load says which kernel
+    if k is None and refusal is None:
+        k, refusal = load(spec)
+    if refusal is not None:
+        reply(sock, NC_ERR_RUNTIME, refusal)
         return
     reply(sock, NC_OK, k.declaration_text())
     memory = k.memory
     deferred = None  # the failure of a no-reply message, told by the next reply
+    fds = []  # descriptors that came with a message, for OP_ALLOC_SHARED
+    segments = {}  # shared memory the plugin keeps across allocations: id -> numpy uint8 array
     while True:
         try:
-            head = receive(sock, HEADER.size)
+            op, _, size = receive_header(sock, fds)
         except EOFError:
             return
-        op, _, size = HEADER.unpack(head)
         if op == OP_UPLOAD:
             allocation, offset, n = struct.unpack("<QQQ", receive(sock, 24))
             try:
@@ -736,7 +779,20 @@ def serve(sock):
             continue
         payload = receive(sock, size)
         if op == OP_FREE:
-            k.allocations.pop(struct.unpack("<Q", payload)[0], None)
+            # the allocation, then the segment the plugin no longer keeps (0: none)
+            address, dropped = struct.unpack("<QQ", payload) if size == 16 else (*struct.unpack("<Q", payload), 0)
+            k.allocations.pop(address, None)
+            segments.pop(dropped, None)
+            continue
+        if op == OP_ALLOC_SHARED:
+            # an allocation at the start of a segment; a new segment's memfd comes with it
+            address, n, segment, capacity = struct.unpack("<QQQQ", payload)
+            try:
+                if segment not in segments:
+                    segments[segment] = memory.map(fds.pop(0), capacity)
+                k.allocations[address] = segments[segment][:n]
+            except BaseException as e:  # noqa: BLE001
+                deferred = deferred or f"an alloc failed: {e}"
             continue
         if deferred is not None:  # this request fails in place of the upload that did
             reply(sock, NC_ERR_RUNTIME, deferred)
@@ -801,15 +857,119 @@ def serve(sock):
             reply(sock, NC_ERR_RUNTIME, f"the Python bridge failed: {traceback.format_exception_only(type(e), e)[-1].strip()}")
 
 
-def main():
-    sock = socket.socket(fileno=3)
-    serve(sock)
+def cuda_initialized():
+    """whether this process has initialized the CUDA driver (cuInit, a context): a child forked
+    after it cannot use CUDA. Asked of the driver where it is loaded (cuDeviceGetCount answers
+    CUDA_ERROR_NOT_INITIALIZED, 3, before cuInit); not loaded, nothing initialized it"""
+    import ctypes
+    try:
+        driver = ctypes.CDLL("libcuda.so.1", mode=os.RTLD_NOLOAD)
+    except OSError:
+        return False
+    count = ctypes.c_int()
+    return driver.cuDeviceGetCount(ctypes.byref(count)) != 3
+
+
+def zygote(control):
+    """the zygote: imports the kernel's module once (torch with it, before any CUDA context exists:
+    torch's availability check by NVML, which makes none) and answers the declaration with a line
+    "zygote 1", then forks a worker for each OP_FORK packet, until the socket closes. A worker joins
+    the asking process's group (the harness's watchdog kills the group), serves its socket, and its
+    wait status goes down its status pipe when it ends. A module that made a CUDA context while
+    importing cannot be forked ("zygote 0"): the zygote exits, each process spawns its own worker"""
+    import select
+    import signal
+    packet = control.recv(1 << 20)
+    _, _, size = HEADER.unpack_from(packet)
+    check = "PYTORCH_NVML_BASED_CUDA_CHECK"
+    saved = os.environ.get(check)
+    os.environ[check] = "1"
+    k, refusal = load(packet[HEADER.size:HEADER.size + size].decode())
+    if saved is None:
+        del os.environ[check]
+    else:
+        os.environ[check] = saved
+    if refusal is not None:
+        control.send(HEADER.pack(NC_ERR_RUNTIME, 0, len(refusal.encode())) + refusal.encode())
+        return
+    forks = not cuda_initialized()
+    text = (k.declaration_text() + f"zygote\t{int(forks)}\n").encode()
+    control.send(HEADER.pack(NC_OK, 0, len(text)) + text)
+    if not forks:
+        return
+    # SIGCHLD wakes the loop (a byte down the wakeup pipe); SIGINT is the harness's to take
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    statuses = {}  # a live worker's pid -> its status pipe
+    while True:
+        ready, _, _ = select.select([control, wake_r], [], [])
+        if wake_r in ready:
+            os.read(wake_r, 4096)
+        while statuses:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            fd = statuses.pop(pid, None)
+            if fd is not None:
+                try:
+                    os.write(fd, struct.pack("<i", status))
+                except OSError:
+                    pass  # the asking process is gone
+                os.close(fd)
+        if control not in ready:
+            continue
+        message, ancillary, _, _ = control.recvmsg(HEADER.size + 8, DESCRIPTORS)
+        if not message:
+            return
+        fds = [fd for level, kind, data in ancillary if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS
+               for fd in struct.unpack(f"<{len(data) // 4}i", data[:len(data) // 4 * 4])]
+        if len(message) != HEADER.size + 8 or HEADER.unpack_from(message)[0] != OP_FORK or len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
+            continue
+        group = struct.unpack_from("<q", message, HEADER.size)[0]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # 3.12: "this process is multi-threaded"
+            pid = os.fork()
+        if pid == 0:
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            for fd in [wake_r, wake_w, fds[1], *statuses.values()]:
+                os.close(fd)
+            control.close()
+            refusal = None
+            try:
+                os.setpgid(0, group)
+            except OSError as e:
+                refusal = f"the forked Python worker cannot join the process group {group}: {e}"
+            try:
+                worker(socket.socket(fileno=fds[0]), k, refusal)
+            finally:
+                os._exit(1)
+        os.close(fds[0])
+        statuses[pid] = fds[1]
+
+
+def worker(sock, k=None, refusal=None):
+    serve(sock, k, refusal)
     sock.close()
     # no interpreter teardown: a kernel's atexit handlers and a CUDA context's shutdown are not
     # the harness's business
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def main():
+    sock = socket.socket(fileno=3)
+    if sock.type == socket.SOCK_SEQPACKET:
+        zygote(sock)
+        os._exit(0)
+    worker(sock)
 
 
 if __name__ == "__main__":

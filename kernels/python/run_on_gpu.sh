@@ -22,6 +22,12 @@
 # JOBS > 1 the far-row property (an 8.6 GB x through the bridge's socket, tens of GB of host
 # memory a run) is left out of the side-by-side peer runs and run afterwards, one peer at a time,
 # for the peers in FAR_PEERS (default: every peer run; "none" for none).
+#
+# ONLY=speed (not in the default run) times `check all --cases SPEED_CASES` (100) on the seed
+# Triton kernel and on torch eager (torch_peers.py:eager_with_r), ROUNDS times each (2), with the
+# zygote (the module imported once a campaign) and without it (NORMCHECK_PYTHON_ZYGOTE=0: each
+# property's worker imports torch again): a line per run with its wall time and cases/s, then each
+# run's per-property seconds (issue 31's goal: <= 60 s and >= 50 cases/s with the zygote).
 set -u
 build=${1:-build/cuda}
 normcheck=$build/bin/normcheck
@@ -36,8 +42,8 @@ mkdir -p "$out"
 [ -x "$normcheck" ] || { echo "run_on_gpu.sh: no $normcheck (build first, or name the build folder)" >&2; exit 64; }
 jobs=${JOBS:-1}
 far_rows=rows_past_element_2_to_the_31_match_the_exact_oracle skip_far=""
-# ONLY names one part (seed, peers, quantized); unset: all three
-part() { [ -z "${ONLY:-}" ] || [ "$ONLY" = "$1" ]; }
+# ONLY names one part (seed, peers, quantized, speed); unset: the first three
+part() { [ -z "${ONLY:-}" ] && [ "$1" != speed ] || [ "${ONLY:-}" = "$1" ]; }
 [ "$jobs" -gt 1 ] && part peers && skip_far=1
 status_dir=$out/.status started=0
 rm -rf "$status_dir" && mkdir -p "$status_dir"
@@ -71,6 +77,34 @@ peer_expected() {
   echo "$code"
 }
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'cuda', torch.cuda.is_available())"
+if part speed; then
+  # speed KERNEL NAME: check all, timed, with and without the zygote
+  speed() {
+    for zygote in 1 0; do
+      for round in $(seq "${ROUNDS:-2}"); do
+        log=$out/speed_$2_zygote$zygote.$round.log
+        start=$(date +%s%N)
+        NORMCHECK_PYTHON_ZYGOTE=$zygote timeout -k 5 "${RUN_LIMIT:-900}" "$normcheck" check all --kernel "$1" \
+            --cases "${SPEED_CASES:-100}" --seed 5 --jobs 1 --case-dir "$out/cases_speed" >"$log" 2>&1
+        got=$?
+        wall_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+        printf '%-12s zygote %s round %s: exit %s, wall %d.%01d s, %s\n' "$2" "$zygote" "$round" "$got" \
+            $((wall_ms / 1000)) $((wall_ms % 1000 / 100)) \
+            "$(grep -o '[0-9]* cases in [0-9.]* s: [0-9.]* cases/s' "$log" | tail -1)" | tee -a "$out/speed.txt"
+      done
+    done
+  }
+  rm -f "$out/speed.txt"
+  speed $examples/seed_triton.py seed_triton
+  speed "$examples/torch_peers.py:eager_with_r" torch_eager
+  for log in "$out"/speed_*.1.log; do
+    echo "=== $log: seconds a property"
+    sed -n '/^property  /,/^(max err/p' "$log" | grep -v '^(max err' | cut -c1-110
+  done
+  echo "=== speed (logs in $out)"
+  cat "$out/speed.txt"
+  exit 0
+fi
 if part seed; then
   run seed_triton_check_all 0 "$normcheck" check all --kernel $examples/seed_triton.py --cases "$cases" --case-dir "$out/cases" \
       --json "$out/seed_triton.json"

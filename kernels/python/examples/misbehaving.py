@@ -7,6 +7,9 @@ pass and never the harness's death.
     misbehaving.py:hangs      never returns (the harness's watchdog, NORMCHECK_CALL_TIMEOUT)
     misbehaving.py:in_place   a correct kernel whose backward writes dx into dy (as Liger's
                               in_place=True does) without declaring it
+    misbehaving.py:exits_in_backward  a correct forward whose backward calls os._exit(3): the
+                              backward's properties fail, the forward's pass (a crash costs
+                              only its property's worker)
 """
 
 import os
@@ -42,3 +45,11 @@ def in_place_backward(dy, x, gamma, r, eps):
     dx, dgamma = backward(dy, x, gamma, r, eps)
     dy[...] = dx  # the defect: the input becomes the output
     return dy, dgamma
+
+
+def exits_in_backward(x, gamma, eps):
+    return forward(x, gamma, eps)
+
+
+def exits_in_backward_backward(dy, x, gamma, r, eps):
+    os._exit(3)
