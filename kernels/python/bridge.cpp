@@ -88,6 +88,7 @@ enum op : std::uint32_t {
 struct segment {
   std::uint64_t id;
   std::size_t capacity;  // a power of two, >= 64 KiB
+  char* reservation;     // what alloc() hands out: PROT_NONE, capacity and a page
   char* shared;          // this process's mapping
   int fd;                // the memfd
   std::uint64_t generation;  // the worker that maps it
@@ -147,7 +148,7 @@ constexpr int max_kernels = 8;  // Python kernels one process can load (each a t
 
 struct allocation {
   std::size_t bytes;      // what alloc() was asked for
-  std::size_t reserved;   // the reservation's length (>= one page)
+  std::size_t reserved;   // the reservation's length (>= one page); 0: its segment's
   std::uint64_t generation;  // the Python worker it lives in
   char* shared = nullptr;    // this process's mapping of shared memory (numpy), else null
   std::uint64_t segment = 0;  // its segment's id (0: none)
@@ -186,7 +187,18 @@ void drop_batch(bridge& b) {
   b.batch.clear(), b.batch_fds.clear();
 }
 
+// what alloc() hands out: a PROT_NONE reservation, unique, page-aligned, never host memory (a
+// dereference faults), a page longer than the allocation (distinct ends)
+std::size_t reservation_bytes(std::size_t bytes) {
+  const std::size_t page = std::size_t(::sysconf(_SC_PAGESIZE));
+  return (bytes + page - 1) / page * page + page;
+}
+void* reserve(std::size_t bytes) {
+  return ::mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+}
+
 void drop_segment(bridge& b, std::size_t i) {
+  ::munmap(b.segments[i].reservation, reservation_bytes(b.segments[i].capacity));
   ::munmap(b.segments[i].shared, b.segments[i].capacity);
   ::close(b.segments[i].fd);
   b.segments.erase(b.segments.begin() + std::ptrdiff_t(i));
@@ -445,7 +457,8 @@ nc_status spawn(int slot, std::string* hello_reply) {
     if (b.fd >= 0) ::close(b.fd);
     if (b.status_fd >= 0) ::close(b.status_fd);
     b.fd = -1, b.child = -1, b.status_fd = -1;
-    for (auto& [address, a] : b.allocations) ::munmap(reinterpret_cast<void*>(address), a.reserved);
+    for (auto& [address, a] : b.allocations)
+      if (a.reserved) ::munmap(reinterpret_cast<void*>(address), a.reserved);
     b.allocations.clear();
     while (!b.segments.empty()) drop_segment(b, 0);
     drop_batch(b);
@@ -560,14 +573,14 @@ struct entry {
       b.death.clear();
       if (const nc_status s = spawn(slot, nullptr); s != NC_OK) return s;
     }
-    const std::size_t page = std::size_t(::sysconf(_SC_PAGESIZE));
-    const std::size_t reserved = (bytes + page - 1) / page * page + page;  // a page apart: distinct ends
-    void* p = ::mmap(nullptr, reserved, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED)
-      return fail(slot, NC_ERR_RUNTIME, "cannot reserve " + std::to_string(bytes) + " bytes of address space");
-    // shared memory: a segment of the size class (the worker maps a new one's memfd), no reply
+    // shared memory: a segment of the size class and its reservation (the worker maps a new
+    // segment's memfd), no reply; else a reservation of the allocation's own
     bool is_new = false;
     segment* shared = b.shares_memory ? share(bytes, &is_new) : nullptr;
+    const std::size_t reserved = shared ? 0 : reservation_bytes(bytes);
+    void* p = shared ? shared->reservation : reserve(reserved);
+    if (p == MAP_FAILED)
+      return fail(slot, NC_ERR_RUNTIME, "cannot reserve " + std::to_string(bytes) + " bytes of address space");
     nc_status s = NC_OK;
     if (shared) {
       const std::uint64_t message[4] = {reinterpret_cast<std::uintptr_t>(p), bytes, shared->id, shared->capacity};
@@ -578,8 +591,8 @@ struct entry {
       s = request(slot, op_alloc, message, sizeof message, nullptr, 0, true, nullptr, 0, "alloc");
     }
     if (s != NC_OK) {
-      ::munmap(p, reserved);
       if (shared) shared->in_use = false;
+      else ::munmap(p, reserved);
       return s;
     }
     b.allocations[reinterpret_cast<std::uintptr_t>(p)] = {bytes, reserved, b.generation, shared ? shared->shared : nullptr,
@@ -608,11 +621,13 @@ struct entry {
     void* m = ::ftruncate(fd, off_t(capacity)) == 0
                   ? ::mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0)
                   : MAP_FAILED;
-    if (m == MAP_FAILED) {
+    void* r = m == MAP_FAILED ? MAP_FAILED : reserve(reservation_bytes(capacity));
+    if (r == MAP_FAILED) {
+      if (m != MAP_FAILED) ::munmap(m, capacity);
       ::close(fd);
       return nullptr;
     }
-    b.segments.push_back({b.next_segment++, capacity, static_cast<char*>(m), fd, b.generation, true});
+    b.segments.push_back({b.next_segment++, capacity, static_cast<char*>(r), static_cast<char*>(m), fd, b.generation, true});
     *is_new = true;
     return &b.segments.back();
   }
@@ -625,18 +640,20 @@ struct entry {
     if (it == b.allocations.end())
       return fail(slot, NC_ERR_INVALID_ARGUMENT, "argument 'ptr' was not returned by this plugin's alloc");
     const bool live = it->second.generation == b.generation && b.owner == getpid() && b.fd >= 0;
-    ::munmap(p, it->second.reserved);
+    if (it->second.reserved) ::munmap(p, it->second.reserved);
     // its segment is kept for the next alloc of its size while the worker lives and the kept
     // ones stay under kept_segment_bytes; else dropped here and (second word) in the worker
     std::uint64_t dropped = 0;
     if (const std::uint64_t id = it->second.segment) {
-      std::size_t kept = 0, at = 0;
+      std::size_t kept = 0, at = b.segments.size();
       for (std::size_t i = 0; i < b.segments.size(); ++i) {
         if (b.segments[i].id == id) at = i;
         else if (!b.segments[i].in_use) kept += b.segments[i].capacity;
       }
-      b.segments[at].in_use = false;
-      if (!live || kept + b.segments[at].capacity > kept_segment_bytes) dropped = id, drop_segment(b, at);
+      if (at < b.segments.size()) {
+        b.segments[at].in_use = false;
+        if (!live || kept + b.segments[at].capacity > kept_segment_bytes) dropped = id, drop_segment(b, at);
+      }
     }
     b.allocations.erase(it);
     if (!live) return NC_OK;  // its worker is gone, and the memory with it

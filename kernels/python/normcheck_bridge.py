@@ -201,8 +201,8 @@ class numpy_memory:
             os.close(fd)
         return self.np.frombuffer(pages, dtype=self.np.uint8, count=size)
 
-    def receive(self, sock, buffer, offset, size):
-        receive_into(sock, memoryview(buffer)[offset:offset + size])
+    def receive(self, ch, buffer, offset, size):
+        ch.into(memoryview(buffer)[offset:offset + size])
 
     def send(self, sock, buffer, offset, size):
         sock.sendall(memoryview(buffer)[offset:offset + size])
@@ -222,10 +222,20 @@ class numpy_memory:
                           strides=tuple(s * t.itemsize for s in strides))
 
     def snapshot(self, v):
-        return v.tobytes()  # the elements' bits (a NaN equals itself), compared as bytes
+        return self.extent(v).tobytes()  # bits (a NaN equals itself), compared as bytes
 
     def unchanged(self, v, snap):
-        return v.tobytes() == snap
+        return self.extent(v).tobytes() == snap
+
+    def extent(self, v):
+        """v's memory from its first element to its last, as bytes of its allocation (a copy of
+        them is a memcpy, where a strided view's copy goes element by element): v itself where it
+        is contiguous. The gaps of a strided input are no output's (the harness's guard bytes)"""
+        if v.flags.c_contiguous or not isinstance(v.base, self.np.ndarray):
+            return v
+        low, high = self.np.byte_bounds(v)
+        start = low - v.base.__array_interface__["data"][0]
+        return v.base.reshape(-1).view(self.np.uint8)[start:start + high - low]
 
     def name_of(self, v):
         return {self.np.dtype(self.np.float32): "fp32", self.np.dtype(self.np.float16): "fp16"}.get(v.dtype, str(v.dtype))
@@ -286,16 +296,16 @@ class torch_memory:
         for at in range(0, size, step):
             yield at, min(step, size - at)
 
-    def receive(self, sock, buffer, offset, size):
+    def receive(self, ch, buffer, offset, size):
         torch = self.torch
         if self.device.type == "cpu":
-            receive_into(sock, memoryview(buffer.numpy())[offset:offset + size])
+            ch.into(memoryview(buffer.numpy())[offset:offset + size])
             return
         # through a pinned staging buffer, 64 MiB at a time: an 8.6 GB operand needs no host copy of itself
         for at, n in self.chunks(size):
             if self.staging is None or self.staging.numel() < n:
                 self.staging = torch.empty(max(n, 1 << 20), dtype=torch.uint8, pin_memory=True)
-            receive_into(sock, memoryview(self.staging.numpy())[:n])
+            ch.into(memoryview(self.staging.numpy())[:n])
             buffer[offset + at:offset + at + n].copy_(self.staging[:n])
 
     def send(self, sock, buffer, offset, size):
@@ -365,36 +375,70 @@ class torch_memory:
         return view[0, 0].clone()
 
 
-def receive_into(sock, view):
-    while len(view) > 0:
-        n = sock.recv_into(view)
-        if n == 0:
-            raise EOFError
-        view = view[n:]
+class channel:
+    """a worker's socket, read through a buffer: a batch of messages (bridge.cpp sends the allocs
+    and frees that need no reply with the next request) costs one recvmsg, not two a message.
+    Descriptors that come with the bytes (SCM_RIGHTS: a new segment's memfd) queue in fds"""
 
+    def __init__(self, sock):
+        self.sock = sock
+        self.buffer = bytearray(1 << 16)
+        self.view = memoryview(self.buffer)
+        self.start = self.end = 0
+        self.fds = []
 
-def receive(sock, size):
-    data = bytearray(size)
-    receive_into(sock, memoryview(data))
-    return bytes(data)
-
-
-def receive_header(sock, fds):
-    """a message's header; descriptors sent with the message (SCM_RIGHTS) are appended to fds"""
-    data = bytearray(HEADER.size)
-    view = memoryview(data)
-    while len(view) > 0:
-        n, ancillary, _, _ = sock.recvmsg_into([view], DESCRIPTORS)
-        for level, kind, payload in ancillary:
+    def fill(self):
+        """more bytes after what is buffered (moved to the front when the buffer's end is reached)"""
+        if self.start == self.end:
+            self.start = self.end = 0
+        elif self.end == len(self.buffer):
+            self.buffer[:self.end - self.start] = self.buffer[self.start:self.end]
+            self.start, self.end = 0, self.end - self.start
+        n, ancillary, _, _ = self.sock.recvmsg_into([self.view[self.end:]], DESCRIPTORS)
+        for level, kind, data in ancillary:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                fds.extend(struct.unpack(f"<{len(payload) // 4}i", payload[:len(payload) // 4 * 4]))
+                self.fds.extend(struct.unpack(f"<{len(data) // 4}i", data[:len(data) // 4 * 4]))
         if n == 0:
             raise EOFError
-        view = view[n:]
-    return HEADER.unpack(data)
+        self.end += n
+
+    def take(self, size):
+        """the next size bytes"""
+        if size > len(self.buffer):
+            data = bytearray(size)
+            self.into(memoryview(data))
+            return bytes(data)
+        while self.end - self.start < size:
+            if self.start > 0 and len(self.buffer) - self.start < size:
+                self.buffer[:self.end - self.start] = self.buffer[self.start:self.end]
+                self.start, self.end = 0, self.end - self.start
+            self.fill()
+        data = bytes(self.view[self.start:self.start + size])
+        self.start += size
+        return data
+
+    def into(self, view):
+        """the next len(view) bytes into view: what is buffered, then straight from the socket"""
+        buffered = min(len(view), self.end - self.start)
+        view[:buffered] = self.view[self.start:self.start + buffered]
+        self.start += buffered
+        view = view[buffered:]
+        while len(view) > 0:
+            n = self.sock.recv_into(view)
+            if n == 0:
+                raise EOFError
+            view = view[n:]
+
+    def skip(self, size):
+        """the next size bytes, read and dropped (an upload to no allocation)"""
+        while size > 0:
+            part = min(size, len(self.buffer))
+            self.into(memoryview(bytearray(part)))
+            size -= part
 
 
 DESCRIPTORS = socket.CMSG_SPACE(64 * 4)  # the most a batch of messages carries (bridge.cpp max_batched_fds)
+
 
 class kernel:
     """the user's function, its declaration and the memory it works in"""
@@ -751,8 +795,9 @@ def load(spec):
 def serve(sock, k=None, refusal=None):
     """a worker's requests until its socket closes; k: the kernel a zygote loaded (else the
     hello's spec is imported here); refusal: why a forked worker cannot serve (its hello's reply)"""
-    op, _, size = HEADER.unpack(receive(sock, HEADER.size))
-    spec = receive(sock, size).decode()
+    ch = channel(sock)
+    op, _, size = HEADER.unpack(ch.take(HEADER.size))
+    spec = ch.take(size).decode()
     if k is None and refusal is None:
         k, refusal = load(spec)
     if refusal is not None:
@@ -761,23 +806,26 @@ def serve(sock, k=None, refusal=None):
     reply(sock, NC_OK, k.declaration_text())
     memory = k.memory
     deferred = None  # the failure of a no-reply message, told by the next reply
-    fds = []  # descriptors that came with a message, for OP_ALLOC_SHARED
     segments = {}  # shared memory the plugin keeps across allocations: id -> numpy uint8 array
     while True:
         try:
-            op, _, size = receive_header(sock, fds)
+            op, _, size = HEADER.unpack(ch.take(HEADER.size))
+            if op == OP_UPLOAD:
+                allocation, offset, n = struct.unpack("<QQQ", ch.take(24))
+                if allocation not in k.allocations:
+                    ch.skip(n)
+                    deferred = deferred or f"an upload failed: no allocation {allocation:#x}"
+                    continue
+                try:
+                    memory.receive(ch, k.allocations[allocation], offset, n)
+                except EOFError:
+                    raise
+                except BaseException as e:  # noqa: BLE001 -- the upload's failure, told by the next reply
+                    deferred = deferred or f"an upload failed: {e}"
+                continue
+            payload = ch.take(size)
         except EOFError:
             return
-        if op == OP_UPLOAD:
-            allocation, offset, n = struct.unpack("<QQQ", receive(sock, 24))
-            try:
-                memory.receive(sock, k.allocations[allocation], offset, n)
-            except EOFError:
-                return
-            except BaseException as e:  # noqa: BLE001
-                deferred = deferred or f"an upload failed: {e}"
-            continue
-        payload = receive(sock, size)
         if op == OP_FREE:
             # the allocation, then the segment the plugin no longer keeps (0: none)
             address, dropped = struct.unpack("<QQ", payload) if size == 16 else (*struct.unpack("<Q", payload), 0)
@@ -789,7 +837,7 @@ def serve(sock, k=None, refusal=None):
             address, n, segment, capacity = struct.unpack("<QQQQ", payload)
             try:
                 if segment not in segments:
-                    segments[segment] = memory.map(fds.pop(0), capacity)
+                    segments[segment] = memory.map(ch.fds.pop(0), capacity)
                 k.allocations[address] = segments[segment][:n]
             except BaseException as e:  # noqa: BLE001
                 deferred = deferred or f"an alloc failed: {e}"
