@@ -192,6 +192,26 @@ class numpy_memory:
     def alloc(self, size):
         return self.np.empty(size, dtype=self.np.uint8)
 
+    def warm_up(self):
+        pass
+
+    def exercise(self):
+        """the zygote runs what a call runs in numpy before it forks (views over a buffer, the
+        conversions and reductions of an RMSNorm, byte compares): the caches numpy fills on first
+        use are then the zygote's, shared, not each worker's to fill"""
+        np = self.np
+        buffer = np.zeros(1 << 16, dtype=np.uint8)
+        for t in (np.float32, np.float16):
+            v = np.ndarray((4, 64), dtype=t, buffer=buffer, offset=64, strides=(256 * np.dtype(t).itemsize,
+                                                                                 np.dtype(t).itemsize))
+            with np.errstate(all="ignore"):
+                f = np.ascontiguousarray(v, dtype=np.float32)
+                r = np.float32(1) / np.sqrt(np.sum(f * f, axis=1, dtype=np.float32) / np.float32(64))
+                y = (f * r[:, None]).astype(t)
+                np.sum(f * y, axis=0, dtype=np.float32).astype(t)
+            v[...] = y
+            self.extent(v).tobytes() == v.tobytes()
+
     def map(self, fd, size):
         """the plugin's memfd (a segment of size bytes): the pages its copy() reads and writes"""
         import mmap
@@ -287,6 +307,19 @@ class torch_memory:
 
     def available(self):
         return self.device.type != "cuda" or self.torch.cuda.is_available()
+
+    def exercise(self):
+        pass
+
+    def warm_up(self):
+        """a worker forked ahead makes its CUDA context while it waits (a failure is the first
+        call's to report)"""
+        if self.device.type == "cuda":
+            try:
+                self.torch.empty(1, device=self.device)
+                self.torch.cuda.synchronize()
+            except Exception:  # noqa: BLE001
+                pass
 
     def alloc(self, size):
         return self.torch.empty(size, dtype=self.torch.uint8, device=self.device)
@@ -395,9 +428,7 @@ class channel:
             self.buffer[:self.end - self.start] = self.buffer[self.start:self.end]
             self.start, self.end = 0, self.end - self.start
         n, ancillary, _, _ = self.sock.recvmsg_into([self.view[self.end:]], DESCRIPTORS)
-        for level, kind, data in ancillary:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                self.fds.extend(struct.unpack(f"<{len(data) // 4}i", data[:len(data) // 4 * 4]))
+        self.fds.extend(descriptors(ancillary))
         if n == 0:
             raise EOFError
         self.end += n
@@ -945,9 +976,11 @@ def zygote(control):
     control.send(HEADER.pack(NC_OK, 0, len(text)) + text)
     if not forks:
         return
-    # the module's objects in the collector's permanent generation: a worker's collections never
-    # write to them, so their pages stay shared with the zygote instead of being copied
+    # numpy's (torch's) first-use caches filled here, then the module's objects in the collector's
+    # permanent generation: a worker's collections never write to them, so their pages stay
+    # shared with the zygote instead of being copied
     import gc
+    k.memory.exercise()
     gc.freeze()
     # SIGCHLD wakes the loop (a byte down the wakeup pipe); SIGINT is the harness's to take
     wake_r, wake_w = os.pipe()
@@ -956,12 +989,52 @@ def zygote(control):
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     statuses = {}  # a live worker's pid -> its status pipe
+
+    def fork_worker():
+        """a worker forked ahead of the request it will serve (its copy-on-write faults taken and
+        its device context made while the harness runs the property before): (pid, the socket
+        its request's socket and group go down)"""
+        ours, its = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # 3.12: "this process is multi-threaded"
+            pid = os.fork()
+        if pid != 0:
+            its.close()
+            return pid, ours
+        try:
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            for fd in [wake_r, wake_w, *statuses.values()]:
+                os.close(fd)
+            control.close()
+            ours.close()
+            k.memory.warm_up()
+            message, ancillary, _, _ = its.recvmsg(HEADER.size + 8, DESCRIPTORS)
+            fds = descriptors(ancillary)
+            if len(message) != HEADER.size + 8 or len(fds) != 1:
+                os._exit(0)  # the zygote is gone
+            group = struct.unpack_from("<q", message, HEADER.size)[0]
+            its.close()
+            refusal = None
+            try:
+                os.setpgid(0, group)
+            except OSError as e:
+                refusal = f"the forked Python worker cannot join the process group {group}: {e}"
+            worker(socket.socket(fileno=fds[0]), k, refusal)
+        finally:
+            os._exit(1)
+
+    spare = fork_worker()
     while True:
         ready, _, _ = select.select([control, wake_r], [], [])
         if wake_r in ready:
             os.read(wake_r, 4096)
-        while statuses:
-            pid, status = os.waitpid(-1, os.WNOHANG)
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
             if pid == 0:
                 break
             fd = statuses.pop(pid, None)
@@ -976,34 +1049,33 @@ def zygote(control):
         message, ancillary, _, _ = control.recvmsg(HEADER.size + 8, DESCRIPTORS)
         if not message:
             return
-        fds = [fd for level, kind, data in ancillary if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS
-               for fd in struct.unpack(f"<{len(data) // 4}i", data[:len(data) // 4 * 4])]
+        fds = descriptors(ancillary)
         if len(message) != HEADER.size + 8 or HEADER.unpack_from(message)[0] != OP_FORK or len(fds) != 2:
             for fd in fds:
                 os.close(fd)
             continue
-        group = struct.unpack_from("<q", message, HEADER.size)[0]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)  # 3.12: "this process is multi-threaded"
-            pid = os.fork()
-        if pid == 0:
-            signal.set_wakeup_fd(-1)
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            for fd in [wake_r, wake_w, fds[1], *statuses.values()]:
-                os.close(fd)
-            control.close()
-            refusal = None
+        # the spare takes the request (a fresh fork where the spare died waiting), and a new spare
+        # warms up for the next one
+        for attempt in (spare, None):
+            pid, ours = attempt or fork_worker()
             try:
-                os.setpgid(0, group)
-            except OSError as e:
-                refusal = f"the forked Python worker cannot join the process group {group}: {e}"
-            try:
-                worker(socket.socket(fileno=fds[0]), k, refusal)
+                ours.sendmsg([message], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("<i", fds[0]))])
+                statuses[pid] = fds[1]
+                break
+            except OSError:
+                continue
             finally:
-                os._exit(1)
+                ours.close()
+        else:
+            os.close(fds[1])  # neither took it: the asking process's hello fails, it spawns its own
         os.close(fds[0])
-        statuses[pid] = fds[1]
+        spare = fork_worker()
+
+
+def descriptors(ancillary):
+    """the descriptors (SCM_RIGHTS) of a recvmsg's ancillary data"""
+    return [fd for level, kind, data in ancillary if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS
+            for fd in struct.unpack(f"<{len(data) // 4}i", data[:len(data) // 4 * 4])]
 
 
 def worker(sock, k=None, refusal=None):
