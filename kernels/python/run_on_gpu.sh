@@ -99,7 +99,7 @@ if part speed; then
   speed "$examples/torch_peers.py:eager_with_r" torch_eager
   for log in "$out"/speed_*.1.log; do
     echo "=== $log: seconds a property"
-    sed -n '/^property  /,/^(max err/p' "$log" | grep -v '^(max err' | cut -c1-110
+    sed -n '/^property  /,/^(max err/p' "$log" | grep -v -e '^(max err' -e 'skipped' | cut -c1-110
   done
   echo "=== speed (logs in $out)"
   cat "$out/speed.txt"
