@@ -130,6 +130,21 @@ void arena::release_chunks() noexcept {
   chunks_.clear();
 }
 
+std::int64_t arena::extent_at(std::int64_t position) const {
+  const auto it = std::upper_bound(extents_.begin(), extents_.end(), position,
+                                   [](std::int64_t p, const extent& e) { return p < e.first; });
+  if (it == extents_.begin() || position >= std::prev(it)->last)
+    throw std::logic_error("region byte " + std::to_string(position) + " lies outside the sparse arena's image");
+  return std::prev(it)->at + (position - std::prev(it)->first);
+}
+
+std::int64_t arena::position_at(std::int64_t index) const {
+  if (extents_.empty()) return index - front_;
+  for (const extent& e : extents_)
+    if (index >= e.at && index < e.at + (e.last - e.first)) return e.first + (index - e.at);
+  return index - front_;
+}
+
 void* arena::chunk_device(std::int64_t position) const {
   // the run holding the position, or the first after it (an operand's data pointer may lie
   // before its first element: an offset)
@@ -148,9 +163,11 @@ void arena::reserve(std::int64_t region) {
   for (const chunk& k : chunks_) kernel_.free(k.ptr);
   chunks_.clear();
   if (device_) kernel_.free(device_);
-  device_ = nullptr;
+  device_ = nullptr, allocated_ = 0;
   // a region that grows keeps what its image holds: the bytes past the old region (its back
   // guard band, the new room) are background, as everything not an element is
+  if (!wanted_.empty()) return reserve_sparse(region);
+  extents_.clear();
   std::vector<std::uint8_t> kept;
   if (!image_.empty()) kept.assign(image_.begin() + front_, image_.begin() + front_ + region_);
   region_ = region;
@@ -175,11 +192,46 @@ void arena::reserve(std::int64_t region) {
   // page guards: a page more, so that the region can start on a page of the allocation
   const std::int64_t slack = guarded_ ? page_bytes() : 0;
   const std::size_t total = std::size_t(region + 2 * guard_bytes + slack);
+  allocated_ = std::int64_t(total);
   device_ = kernel_.alloc(total);
   const auto start = std::int64_t(reinterpret_cast<std::uintptr_t>(device_)) + guard_bytes;
   front_ = guard_bytes + (slack > 0 ? (slack - start % slack) % slack : 0);
   image_.assign(total, background);
   std::copy(kept.begin(), kept.end(), image_.begin() + front_);
+}
+
+// the whole region in plugin memory; in the image, the wanted runs (merged) and the guard bands,
+// keeping what the old image held
+void arena::reserve_sparse(std::int64_t region) {
+  const std::vector<extent> old_extents = std::move(extents_);
+  const std::vector<std::uint8_t> old_image = std::move(image_);
+  region_ = region;
+  front_ = guard_bytes;
+  allocated_ = region + 2 * guard_bytes;
+  device_ = kernel_.alloc(std::size_t(allocated_));
+  std::vector<std::pair<std::int64_t, std::int64_t>> runs = wanted_;
+  runs.emplace_back(-guard_bytes, 0);
+  runs.emplace_back(region, region + guard_bytes);
+  for (auto& [a, b] : runs) a = std::max(a, -guard_bytes), b = std::min(b, region + guard_bytes);
+  std::sort(runs.begin(), runs.end());
+  extents_.clear();
+  std::int64_t size = 0;
+  for (const auto& [a, b] : runs) {
+    if (a >= b) continue;
+    if (!extents_.empty() && a <= extents_.back().last) {
+      const std::int64_t grow = std::max<std::int64_t>(0, b - extents_.back().last);
+      extents_.back().last += grow, size += grow;
+    } else {
+      extents_.push_back({a, b, size});
+      size += b - a;
+    }
+  }
+  image_.assign(std::size_t(size), background);
+  for (const extent& o : old_extents)
+    for (const extent& e : extents_) {
+      const std::int64_t a = std::max(o.first, e.first), b = std::min(o.last, e.last);
+      if (a < b) std::copy_n(old_image.begin() + (o.at + a - o.first), b - a, image_.begin() + (e.at + a - e.first));
+    }
 }
 
 void arena::protect_guards() {
@@ -256,6 +308,21 @@ void arena::place_operands(call_spec& c) {
       cursor = std::max(cursor, stop);
     }
   }
+  wanted_.clear();
+  if (c.sparse) {
+    // a page either side of every element: where a row offset computed in 32 bits lands (row
+    // i at i * (stride mod 2^32) elements, next to row 0) is in the image too
+    for (int k = 0; k < all_operands; ++k) {
+      const operand& o = c.ops[std::size_t(k)];
+      if (!o.fits) continue;
+      const std::int64_t size = std::int64_t(element_bytes(o.dtype));
+      for (std::int64_t i = 0; i < c.rows(k); ++i)
+        for (std::int64_t j = 0; j < c.cols(k); ++j) {
+          const std::int64_t p = o.base + c.index(k, i, j) * size;
+          wanted_.emplace_back(p - page, p + size + page);
+        }
+    }
+  }
   reserve(guarded_ ? std::max(cursor, align_up(end, page) + page) : align_up(end, 16) + 64);
 }
 
@@ -286,13 +353,16 @@ bool arena::place_workspace(call_spec& c) {
   c.workspace_fits = true;
   const std::int64_t footprint = std::int64_t(std::min<std::size_t>(bytes, std::size_t(limits_.region_bytes) + 1));
   std::int64_t end = c.workspace_null ? region_ : align_up(base + footprint, 16) + 64;
-  if (guarded_ && !c.workspace_null && footprint > 0) {
+  if (guarded_ && !c.workspace_null) {
     // the region ends with a guard page: the workspace starts on the page after it, and has a
-    // guard page of its own after its last byte
-    end = align_up(base + footprint, page_bytes()) + page_bytes();
+    // guard page of its own after its last byte. An empty one still gets a byte of device
+    // memory: its pointer is checked like any other
+    const std::int64_t used = std::max<std::int64_t>(footprint, 1);
+    end = align_up(base + used, page_bytes()) + page_bytes();
     if (end <= limits_.region_bytes && (guards_.empty() || guards_.back() < end - page_bytes()))
-      guards_.push_back(end - page_bytes()), used_.emplace_back(base, base + footprint);
+      guards_.push_back(end - page_bytes()), used_.emplace_back(base, base + used);
   }
+  if (!wanted_.empty() && !c.workspace_null) wanted_.emplace_back(base, base + footprint + 64);
   if (end <= region_) return false;
   if (end > limits_.region_bytes) {
     c.workspace_fits = false;
@@ -331,13 +401,15 @@ std::vector<std::uint32_t> arena::elements(const call_spec& c, int k) const {
 }
 
 void arena::upload() {
-  if (chunks_.empty()) kernel_.upload(device_, image_.data(), image_.size());
+  for (const extent& e : extents_) kernel_.upload(device(e.first), image_.data() + e.at, std::size_t(e.last - e.first));
+  if (chunks_.empty() && extents_.empty()) kernel_.upload(device_, image_.data(), image_.size());
   for (const chunk& k : chunks_) kernel_.upload(k.ptr, host(k.first), std::size_t(k.last - k.first));
   before_ = image_;
 }
 
 void arena::download() {
-  if (chunks_.empty()) kernel_.download(image_.data(), device_, image_.size());
+  for (const extent& e : extents_) kernel_.download(image_.data() + e.at, device(e.first), std::size_t(e.last - e.first));
+  if (chunks_.empty() && extents_.empty()) kernel_.download(image_.data(), device_, image_.size());
   for (const chunk& k : chunks_) kernel_.download(host(k.first), k.ptr, std::size_t(k.last - k.first));
 }
 
@@ -399,16 +471,16 @@ std::optional<std::string> arena::check(const call_spec& c, bool accepted) const
     for (int k = 0; k < all_operands; ++k) {
       if (!c.uses(k) || !c.writes(k) || !c.ops[std::size_t(k)].fits) continue;
       const std::int64_t size = std::int64_t(element_bytes(c.ops[std::size_t(k)].dtype));
-      const std::int64_t base = front_ + c.ops[std::size_t(k)].base;
+      const std::int64_t base = c.ops[std::size_t(k)].base;
       for (std::int64_t i = 0; i < c.rows(k); ++i)
         for (std::int64_t j = 0; j < c.cols(k); ++j) {
-          const std::int64_t p = base + c.index(k, i, j) * size;
+          const std::int64_t p = image_at(base + c.index(k, i, j) * size);
           if (!free.empty() && free.back().second == p) free.back().second = p + size;
           else free.emplace_back(p, p + size);
         }
     }
     if (c.backward && !c.workspace_null) {
-      const std::int64_t first = std::clamp<std::int64_t>(front_ + c.workspace_base, 0, std::int64_t(image_.size()));
+      const std::int64_t first = std::clamp<std::int64_t>(image_at(c.workspace_base), 0, std::int64_t(image_.size()));
       free.emplace_back(first, first + std::int64_t(std::min<std::size_t>(c.workspace_bytes, image_.size() - std::size_t(first))));
     }
     std::sort(free.begin(), free.end());
@@ -427,7 +499,7 @@ std::optional<std::string> arena::check(const call_spec& c, bool accepted) const
   scan(at, std::int64_t(image_.size()));
   std::ostringstream out;
   if (changed > 0) {
-    const std::int64_t p = first - front_;
+    const std::int64_t p = position_at(first);
     out << (accepted ? "" : "a rejected call ") << "changed " << changed << " byte(s) it must not write; the first is "
         << where(c, p) << ": 0x" << std::hex << int(before_[std::size_t(first)]) << " -> 0x"
         << int(image_[std::size_t(first)]) << std::dec;

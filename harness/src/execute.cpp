@@ -36,9 +36,9 @@ operand operand_of(const char* name, nc_dtype type, const vector_layout& l) {
 
 }  // namespace
 
-case_arena::case_arena(const kernel& k, const norm_case& c, page_guard guard) : memory(k) {
+case_arena::case_arena(const kernel& k, const norm_case& c, const call_setting& setting) : memory(k) {
   forward.m = c.m, forward.n = c.n, forward.epsilon = c.epsilon;
-  forward.guard = guard;
+  forward.guard = setting.guard, forward.sparse = setting.sparse;
   forward.op = c.op;
   forward.heads = heads_of(c), forward.tokens = rows_of(c).tokens;
   forward.base_align = 256;
@@ -196,7 +196,7 @@ outputs execute(const kernel& k, const norm_case& c, calls which, const call_set
   if (const std::string why = outside_capabilities(caps, c); !why.empty())
     throw std::invalid_argument("the case lies outside the capabilities the kernel declares (" + caps.describe() +
                                 "): " + why + "; a harness defect if a generator drew it");
-  case_arena a(k, c, setting.guard);
+  case_arena a(k, c, setting);
   if (setting.late_inputs)
     for (call_spec* call : {&a.forward, &a.backward}) call->late_inputs = true, call->stream = late_inputs::stream();
   outputs out;

@@ -2,6 +2,7 @@
 // lie rather than on its arithmetic, where the campaign's usual cases never go.
 //
 //   rows past the largest grid   a batch with more rows than the launcher's largest grid holds
+//   rows past element 2^31       one operand's rows 2^31 or 2^32 elements apart
 //   late inputs                  inputs written by a kernel before the call in its stream that
 //                                lets the call start early and finishes late
 //   accesses                     every operand between pages no access may touch
@@ -129,6 +130,66 @@ std::string needs_past_the_grid(const capabilities& caps) {
   return "";
 }
 
+// ---- rows past element 2^31 ----
+// One operand's rows lie 2^31 + p or 2^32 + p elements apart (p >= N, whole vectors; r's
+// elements, for r): row i starts at element i·(2^31 + p) or i·(2^32 + p), where an offset
+// computed in 32 bits goes negative (before the operand) or wraps to i·p (into row 0's padding,
+// whose gap NaNs it reads, or over row 0 where it writes). A case is one direction and one of its
+// operands: the forward's x, y or r, the backward's x, dy or dx (after its forward on the same
+// layouts), every dtype pair, 2 or 3 rows of up to 96 columns. The region is up to 34 GB; the
+// host image holds only the bytes near the elements (arena.hpp sparse), so a case takes seconds.
+// Every output against the exact oracle.
+
+rc::Gen<norm_case> far_row_cases() {
+  // no shrinking: a case is already two or three short rows, and each run allocates gigabytes
+  return rc::gen::noShrink(rc::gen::exec([] {
+    static const case_profile profile = case_profile::differential();
+    const capabilities& caps = drawing_domain();
+    norm_case c;
+    std::tie(c.x_dtype, c.gamma_dtype) = *gen_served_pair(NC_PAIRS_ALL);
+    c.n = *gen_columns(c.x_dtype, 96);
+    c.m = *gen_uniform(2, 3, 2);
+    c.layout = contiguous_layouts(c.n);
+    const std::int64_t w = vector_width_of(c.x_dtype), past = *gen_weighted_index({1, 1}) == 0 ? 31 : 32;
+    const std::int64_t stride = (std::int64_t(1) << past) + (c.n + w - 1) / w * w;
+    const bool backward = caps.backward() && *gen_weighted_index({1, 1}) == 0;
+    std::vector<std::string> far = backward ? std::vector<std::string>{"x", "dy", "dx"} : std::vector<std::string>{"x", "y"};
+    if (!backward && caps.writes_r() && caps.serves_layouts(NC_LAYOUT_COLUMN_STRIDED)) far.push_back("r");
+    const std::string which = far[std::size_t(*gen_uniform(0, std::int64_t(far.size()) - 1, 0))];
+    if (which == "r") c.layout.r.stride = stride;
+    else (which == "x" ? c.layout.x : which == "y" ? c.layout.y : which == "dy" ? c.layout.dy : c.layout.dx).row_stride = stride;
+    c.parameters["direction"] = backward ? "backward" : "forward";
+    c.parameters["far"] = which;
+    c.parameters["apart"] = "2^" + std::to_string(past) + " + " + std::to_string(stride - (std::int64_t(1) << past));
+    c.epsilon = usual_epsilon();
+    draw_values(c, profile);
+    return c;
+  }));
+}
+
+void check_far_rows(const kernel& k, const norm_case& c, observation& o) {
+  const capabilities& caps = k.capabilities();
+  const bool backward = parameter(c, "direction") == "backward";
+  call_setting sparse;
+  sparse.sparse = true;
+  const outputs out = execute(k, c, backward ? calls::forward_and_backward : calls::forward, sparse);
+  tag_case(o, c), tag_paths(o, out);
+  o.tag("far operand", parameter(c, "direction") + " " + parameter(c, "far"));
+  verdicts v(table_binding(c));
+  tag_domain(o, judge_forward(v, c, caps, out).plain.rows);
+  if (backward) judge_backward(v, c, caps, out);
+  v.finish(o, "with " + parameter(c, "far") + "'s rows " + parameter(c, "apart") + " elements apart, " +
+                  (backward ? "the forward's and the backward's outputs" : "the forward's outputs") +
+                  " must match the exact oracle");
+}
+
+std::string needs_far_rows(const capabilities& caps) {
+  if (!caps.serves_layouts(NC_LAYOUT_PADDED_ROWS)) return "it needs padded rows (a row stride past 2^31)";
+  if (caps.max_elements > 0) return "it needs operands past 2^32 elements: the kernel declares a size limit";
+  if (caps.max_n > 0 && caps.max_n < 96) return "it needs rows of up to 96 elements";
+  return "";
+}
+
 // ---- inputs that arrive late ----
 // In a training step the kernel before a norm in its stream writes its operands (the layer
 // before writes x, the optimizer gamma), and a kernel launched with programmatic dependent
@@ -217,7 +278,20 @@ std::vector<property> launch_properties() {
                 "it writes the inputs from a kernel in the call's CUDA stream"};
   late.variants = late.quantized = true;
   late.needs_backend = late_inputs::unavailable;
-  return {past_the_grid, late};
+  // a case takes about 0.1 s on an H100 (most of it the region's allocation): every direction
+  // and operand in each run
+  const auto strided_r = [](const capabilities& caps) -> std::string {
+    return caps.writes_r() && caps.serves_layouts(NC_LAYOUT_COLUMN_STRIDED) ? "" : "r far apart needs column strides";
+  };
+  property far_rows{"rows_past_element_2_to_the_31_match_the_exact_oracle", {"forward", "backward", "gamma"}, 40,
+                    far_row_cases(), check_far_rows,
+                    {{"far operand", "forward x", 0.04}, {"far operand", "forward y", 0.04},
+                     {"far operand", "forward r", 0.02, strided_r}, {"far operand", "backward x", 0.04, needs_backward},
+                     {"far operand", "backward dy", 0.04, needs_backward}, {"far operand", "backward dx", 0.04, needs_backward}},
+                    "a region of up to 34 GB (rows 2^32 elements apart), beyond the host memory the simt backend "
+                    "is given",
+                    40, needs_far_rows};
+  return {past_the_grid, far_rows, late};
 }
 
 property access_property() {

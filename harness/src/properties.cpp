@@ -890,42 +890,9 @@ void check_tall_batch(const kernel& k, const norm_case& c, observation& o) {
                   "and its dgamma must match the exact oracle");
 }
 
-// ---- rows past element 2^31 ----
-// x's row stride is 2^32 + p, p >= N a whole number of vectors: row i starts at element
-// i·(2^32 + p), where an offset computed in 32 bits wraps to i·p, into row 0's padding, and
-// reads its gap NaNs (a wrong value, not a fault). An fp16/bf16 x of 8.6 GB: only a device
-// backend is asked to hold it.
-
-rc::Gen<norm_case> far_row_cases() {
-  // no shrinking: a case is already two or three short rows, and each run moves gigabytes
-  return rc::gen::noShrink(rc::gen::exec([] {
-    static const case_profile profile = case_profile::differential();
-    norm_case c;
-    std::tie(c.x_dtype, c.gamma_dtype) =
-        *gen_served_pair(NC_PAIR_F16 | NC_PAIR_BF16 | NC_PAIR_F16_GAMMA_F32 | NC_PAIR_BF16_GAMMA_F32);
-    c.n = *gen_columns(c.x_dtype, 96);
-    c.m = *gen_uniform(2, 3, 2);
-    c.layout = contiguous_layouts(c.n);
-    const std::int64_t w = vector_width_of(c.x_dtype);
-    c.layout.x.row_stride = (std::int64_t(1) << 32) + (c.n + w - 1) / w * w;
-    c.epsilon = usual_epsilon();
-    draw_values(c, profile);
-    return c;
-  }));
-}
-
-
 }  // namespace
 
 // ---- what properties need of a kernel ----
-
-std::string needs_backward(const capabilities& caps) {
-  if (!caps.backward()) return "the kernel declares no backward (NC_FORWARD_ONLY)";
-  for (const nc_operation& op : caps.operations)
-    if (backward_judged(op)) return "";
-  return "the backward of an fp32-sum residual add is not judged (abi.h: the sum is stored nowhere) and a "
-         "quantized output has none, and the kernel declares no other operation";
-}
 
 // the sweep runs the backward where there is one: a kernel with a backward whose every declared
 // operation is an fp32-sum residual add (its backward not judged) has no operation to sweep
@@ -939,15 +906,6 @@ std::string needs_layouts(const capabilities& caps) {
 
 std::string needs_any_epsilon(const capabilities& caps) {
   return caps.any_epsilon() ? "" : "it scales epsilon by 4^k: the kernel's epsilon is fixed";
-}
-
-std::string needs_far_rows(const capabilities& caps) {
-  if (!caps.serves_layouts(NC_LAYOUT_PADDED_ROWS)) return "it needs padded rows (a row stride past 2^32)";
-  if (!(caps.dtype_pairs & (NC_PAIR_F16 | NC_PAIR_BF16 | NC_PAIR_F16_GAMMA_F32 | NC_PAIR_BF16_GAMMA_F32)))
-    return "it needs an fp16 or bf16 x";
-  if (caps.max_elements > 0) return "it needs M*N past 2^32 elements of x's buffer: the kernel declares a size limit";
-  if (caps.max_n > 0 && caps.max_n < 96) return "it needs rows of up to 96 elements";
-  return "";
 }
 
 std::string needs_tall_backward(const capabilities& caps) {
@@ -1105,11 +1063,6 @@ const std::vector<property>& all_properties() {
          tall_wide_cases(), check_tall_batch, {{"backward slots", "loop", 0.85}},
          "up to 4M elements a case; the simt grid of 16 blocks already loops in every other property", 6,
          needs_tall_backward},
-        {"rows_past_element_2_to_the_31_match_the_exact_oracle", {"forward"}, 1,
-         // the forward's check alone: each call moves x's 8.6 GB three times (upload, the check
-         // after it), about 15 s a case on the H200's host; kernels/test huge.* covers the backward
-         far_row_cases(), check_forward_differential, {},
-         "an 8.6 GB x (row stride 2^32 + N), beyond the host memory the simt backend is given", 1, needs_far_rows},
     };
     // the variants' own properties (variant_properties.cpp)
     for (property& p : variant_properties()) list.push_back(std::move(p));

@@ -39,6 +39,14 @@ std::vector<std::uint32_t> row_of(const std::vector<std::uint32_t>& v, std::int6
 
 bool backward_judged(const nc_operation& op) { return op.residual != NC_RESIDUAL_FP32 && !quantizes(op); }
 
+std::string needs_backward(const capabilities& caps) {
+  if (!caps.backward()) return "the kernel declares no backward (NC_FORWARD_ONLY)";
+  for (const nc_operation& op : caps.operations)
+    if (backward_judged(op)) return "";
+  return "the backward of an fp32-sum residual add is not judged (abi.h: the sum is stored nowhere) and a "
+         "quantized output has none, and the kernel declares no other operation";
+}
+
 rc::Gen<norm_case> differential_cases(bool backward, int tall_percent) {
   case_profile wide = case_profile::differential();
   wide.tall_percent = tall_percent;

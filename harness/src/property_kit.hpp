@@ -29,6 +29,8 @@ std::vector<std::uint32_t> row_of(const std::vector<std::uint32_t>& v, std::int6
 /// whether an operation's backward is judged (abi.h "Variants": not an fp32-sum residual add,
 /// whose sum is stored nowhere, nor a quantized output, which has none)
 bool backward_judged(const nc_operation& op);
+/// "" where the kernel has a backward the properties judge (an operation whose backward is), else why not
+std::string needs_backward(const capabilities& caps);
 
 /// the differential properties' cases. tall_percent: the share of tall batches
 /// (generators.hpp) among the wide cases. Every operation the kernel declares (abi.h

@@ -113,6 +113,10 @@ struct call_spec {
   void* stream = nullptr;
   bool late_inputs = false;
   page_guard guard = page_guard::none;  ///< set before place_operands
+  /// the host image holds only the bytes around the elements (and the workspace): a layout of
+  /// rows gigabytes apart costs what its elements do, on the host. Plugin memory is the whole
+  /// region; the bytes no element is near are neither uploaded nor checked
+  bool sparse = false;
 
   workspace_mode workspace = workspace_mode::exact;
   std::size_t workspace_param = 0;   ///< the mode's bytes (a fuzz input gives 16 bits of them)
@@ -172,14 +176,16 @@ class arena {
   void* device(std::int64_t position) const {
     return chunks_.empty() ? static_cast<char*>(device_) + front_ + position : chunk_device(position);
   }
-  std::uint8_t* host(std::int64_t position) { return image_.data() + front_ + position; }
-  const std::uint8_t* host(std::int64_t position) const { return image_.data() + front_ + position; }
+  std::uint8_t* host(std::int64_t position) { return image_.data() + image_at(position); }
+  const std::uint8_t* host(std::int64_t position) const { return image_.data() + image_at(position); }
   std::int64_t region_bytes() const { return region_; }
   /// the whole allocation in plugin memory: the region, its guard bands (and, with page guards,
   /// the bytes before the region's first page); null with page guards in device memory, where
   /// each run of bytes between two guard pages is an allocation of its own
   void* allocation() const { return device_; }
-  std::int64_t allocation_bytes() const { return std::int64_t(image_.size()); }
+  std::int64_t allocation_bytes() const { return allocated_; }
+  /// the host image's bytes (the allocation's, but for a sparse call: those near its elements)
+  std::int64_t image_bytes() const { return std::int64_t(image_.size()); }
 
   /// the page guards' positions (page_guard; empty without), and the page size. In device
   /// memory the guard pages are not allocated: each run of bytes between two of them is an
@@ -225,6 +231,11 @@ class arena {
 
  private:
   void reserve(std::int64_t region);
+  void reserve_sparse(std::int64_t region);
+  /// the image's index of a region position, and back (sparse: through the extents)
+  std::int64_t image_at(std::int64_t position) const { return extents_.empty() ? front_ + position : extent_at(position); }
+  std::int64_t extent_at(std::int64_t position) const;
+  std::int64_t position_at(std::int64_t index) const;
   void* chunk_device(std::int64_t position) const;
   void release_chunks() noexcept;
 
@@ -233,6 +244,7 @@ class arena {
   std::int64_t region_ = 0;
   std::int64_t front_ = guard_bytes;  ///< image (and allocation) bytes before the region
   void* device_ = nullptr;
+  std::int64_t allocated_ = 0;  ///< bytes at device_
   std::vector<std::uint8_t> image_, before_;
   bool guarded_ = false;              ///< the call has page guards: the region starts on a page
   std::vector<std::int64_t> guards_;  ///< their positions
@@ -245,6 +257,13 @@ class arena {
     void* ptr;
   };
   std::vector<chunk> chunks_;
+  /// sparse: the region's runs the image holds ([first, last) positions, sorted, disjoint; at:
+  /// the run's index in the image), and the runs the operands and workspace want
+  struct extent {
+    std::int64_t first, last, at;
+  };
+  std::vector<extent> extents_;
+  std::vector<std::pair<std::int64_t, std::int64_t>> wanted_;
 };
 
 /// the ABI arguments of a call in an arena

@@ -48,6 +48,7 @@ struct call_setting {
   workspace_reuse workspace;  ///< how the backward's workspace is handed out
   bool late_inputs = false;   ///< each call's inputs arrive late (late_inputs.hpp: CUDA plugins)
   page_guard guard = page_guard::none;  ///< pages no call may touch around each operand (arena.hpp)
+  bool sparse = false;                  ///< the host image holds only the bytes near the elements (arena.hpp)
 };
 
 /// runs c on k; throws property_failure for a memory violation or an NC_ERR_UNSUPPORTED (the
@@ -71,7 +72,7 @@ std::string outside_capabilities(const capabilities& caps, const norm_case& c);
 /// dgamma the poison; each operand starts on a 256-byte boundary (as a cudaMalloc of its own)
 /// and lies at the case's offset and strides. The two calls share every position.
 struct case_arena {
-  case_arena(const kernel& k, const norm_case& c, page_guard guard = page_guard::none);
+  case_arena(const kernel& k, const norm_case& c, const call_setting& setting = {});
   case_arena(const case_arena&) = delete;
   case_arena& operator=(const case_arena&) = delete;
 
