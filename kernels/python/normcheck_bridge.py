@@ -302,6 +302,8 @@ class torch_memory:
         # the codes of a quantized y as bytes (a kernel may return float8 tensors: they are viewed as bytes)
         self.dtypes = (torch.float32, torch.float16, torch.bfloat16, torch.uint8, torch.uint8, torch.int8)
         self.bits = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}
+        # element sizes (torch.dtype.itemsize is torch 2.1's)
+        self.sizes = {t: torch.empty((), dtype=t).element_size() for t in set(self.dtypes)}
         self.backend = "python-torch-" + self.device.type
         self.staging = None
 
@@ -358,7 +360,7 @@ class torch_memory:
         t = self.dtypes[dtype]
         if buffer is None or 0 in shape:
             return torch.empty(shape, dtype=t, device=self.device)
-        size = t.itemsize
+        size = self.sizes[t]
         usable = (buffer.numel() - byte_offset) // size * size
         typed = buffer[byte_offset:byte_offset + usable].view(t)
         return torch.as_strided(typed, shape, strides, typed.storage_offset() + offset)
