@@ -314,14 +314,21 @@ class torch_memory:
         pass
 
     def warm_up(self):
-        """a worker forked ahead makes its CUDA context while it waits (a failure is the first
-        call's to report)"""
-        if self.device.type == "cuda":
-            try:
-                self.torch.empty(1, device=self.device)
-                self.torch.cuda.synchronize()
-            except Exception:  # noqa: BLE001
-                pass
+        """a worker forked ahead makes its CUDA context while it waits, and loads the kernels the
+        bridge's own copies and compares launch (a failure is the first call's to report)"""
+        if self.device.type != "cuda":
+            return
+        torch = self.torch
+        try:
+            buffer = torch.zeros(1 << 12, dtype=torch.uint8, device=self.device)
+            for t in (torch.float32, torch.float16, torch.bfloat16):
+                v = self.view(buffer, 64, self.dtypes.index(t), 0, (4, 16), (32, 1))
+                snap = self.snapshot(v)
+                self.unchanged(v, snap)
+                v.copy_(snap)
+            self.synchronize()
+        except Exception:  # noqa: BLE001
+            pass
 
     def alloc(self, size):
         return self.torch.empty(size, dtype=self.torch.uint8, device=self.device)
