@@ -295,7 +295,7 @@ std::vector<property> launch_properties() {
 }
 
 property access_property() {
-  property accesses{"every_access_stays_inside_the_operands", {"forward", "backward", "gamma"}, 600, guarded_cases(),
+  property accesses{"every_access_stays_inside_the_operands", {"forward", "backward", "gamma"}, 400, guarded_cases(),
                     check_guarded,
                     {{"guard", "after each operand", 0.3}, {"guard", "before each operand", 0.3},
                      {"forward path", "vector-warp", 0.05}, {"forward path", "strided-warp", 0.05}}};

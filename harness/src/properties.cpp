@@ -1017,7 +1017,7 @@ const std::vector<property>& all_properties() {
         // early in the order, cheap (1000 cases in about a second on simt): a mutation run stops a
         // mutant's suite at its first kill, and a contract mutant's suite ran every property first
         contract_property(),
-        // cheap too (600 cases in about 10 s on simt), and the only killer of a read whose value is
+        // cheap too (400 cases in about 7 s on simt), and the only killer of a read whose value is
         // never used (launch_properties.cpp)
         access_property(),
         // two backward calls a case, the second on the workspace the first left dirty (early in

@@ -636,6 +636,7 @@ TEST(arena, a_sparse_image_gives_the_dense_outputs_from_the_bytes_near_the_eleme
   c.m = 3, c.n = 8;
   c.layout = contiguous_layouts(c.n);
   c.layout.dx.row_stride = (std::int64_t(1) << 24) + 8;  // 64 MiB of fp32 dx
+  c.layout.r.stride = std::int64_t(1) << 22;            // and of r: a vector's elements far apart
   for (std::int64_t e = 0; e < c.m * c.n; ++e) {
     c.x.push_back(bits_of(NC_F32, double(e % 7) - 3.0));
     c.dy.push_back(bits_of(NC_F32, double(e % 5) * 0.5 - 1.0));

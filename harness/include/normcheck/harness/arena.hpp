@@ -215,7 +215,9 @@ class arena {
     const std::int64_t col_step = cols > 1 ? o.col_stride * size : 0;
     for (std::int64_t i = 0; i < rows; ++i) {
       std::uint8_t* p = host(o.base + c.index(k, i, 0) * size);
-      for (std::int64_t j = 0; j < cols; ++j, p += col_step) f(p);
+      for (std::int64_t j = 0; j < cols; ++j, p += col_step)
+        // a sparse image holds each element's bytes, not the strides between them
+        f(extents_.empty() ? p : host(o.base + c.index(k, i, j) * size));
     }
   }
 
