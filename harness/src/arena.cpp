@@ -167,9 +167,9 @@ void arena::reserve(std::int64_t region) {
   // a region that grows keeps what its image holds: the bytes past the old region (its back
   // guard band, the new room) are background, as everything not an element is
   if (!wanted_.empty()) return reserve_sparse(region);
-  extents_.clear();
   std::vector<std::uint8_t> kept;
-  if (!image_.empty()) kept.assign(image_.begin() + front_, image_.begin() + front_ + region_);
+  if (!image_.empty() && extents_.empty()) kept.assign(image_.begin() + front_, image_.begin() + front_ + region_);
+  extents_.clear();
   region_ = region;
   if (guarded_ && kernel_.device_memory()) {
     // an allocation per run between guard pages, from its first byte to its last used one
