@@ -284,8 +284,12 @@ void arena::place_operands(call_spec& c) {
           base = align_up(cursor + std::int64_t(last_rel) + align, page) - std::int64_t(last_rel);
           base -= ((base - shift) % align + align) % align;
         } else {
-          if (first_rel > cursor) {  // an offset past the region's start: whole pages more, a guard before them
-            cursor += align_up(std::int64_t(first_rel) - cursor, page);
+          // the data pointer (first_rel before the first byte) stays past the guard page before
+          // the cursor, out of the operand before it (whose allocation, in device memory, would
+          // otherwise be the one it points into): an offset past a page moves the operand on by
+          // whole pages, with a guard page before its first byte
+          if (first_rel > page) {
+            cursor += align_up(std::int64_t(first_rel) - page, page);
             guards_.push_back(cursor - page);
           }
           base = cursor - std::int64_t(first_rel);

@@ -24,6 +24,20 @@
 namespace nc::harness {
 namespace {
 
+// a case made as `setting` says, its backward too where `backward`: every output against the
+// exact oracle; `condition` opens the claim ("with ...")
+void judge_every_output(const kernel& k, const norm_case& c, observation& o, const call_setting& setting,
+                        bool backward, const std::string& condition) {
+  const capabilities& caps = k.capabilities();
+  const outputs out = execute(k, c, backward ? calls::forward_and_backward : calls::forward, setting);
+  tag_case(o, c), tag_paths(o, out);
+  verdicts v(table_binding(c));
+  tag_domain(o, judge_forward(v, c, caps, out).plain.rows);
+  if (backward) judge_backward(v, c, caps, out);
+  v.finish(o, condition + ", " + (backward ? "the forward's and the backward's outputs" : "the forward's outputs") +
+                  " must match the exact oracle");
+}
+
 // ---- rows past the largest grid ----
 // A launcher caps its grid and its blocks loop over the rows past the cap (the shipped forward:
 // 2^16 blocks, kernels/src/launch.cuh). A kernel whose blocks take one row a slot and stop
@@ -168,19 +182,11 @@ rc::Gen<norm_case> far_row_cases() {
 }
 
 void check_far_rows(const kernel& k, const norm_case& c, observation& o) {
-  const capabilities& caps = k.capabilities();
-  const bool backward = parameter(c, "direction") == "backward";
   call_setting sparse;
   sparse.sparse = true;
-  const outputs out = execute(k, c, backward ? calls::forward_and_backward : calls::forward, sparse);
-  tag_case(o, c), tag_paths(o, out);
   o.tag("far operand", parameter(c, "direction") + " " + parameter(c, "far"));
-  verdicts v(table_binding(c));
-  tag_domain(o, judge_forward(v, c, caps, out).plain.rows);
-  if (backward) judge_backward(v, c, caps, out);
-  v.finish(o, "with " + parameter(c, "far") + "'s rows " + parameter(c, "apart") + " elements apart, " +
-                  (backward ? "the forward's and the backward's outputs" : "the forward's outputs") +
-                  " must match the exact oracle");
+  judge_every_output(k, c, o, sparse, parameter(c, "direction") == "backward",
+                     "with " + parameter(c, "far") + "'s rows " + parameter(c, "apart") + " elements apart");
 }
 
 std::string needs_far_rows(const capabilities& caps) {
@@ -202,18 +208,10 @@ std::string needs_far_rows(const capabilities& caps) {
 // match the exact oracle. A CUDA plugin only.
 
 void check_late_inputs(const kernel& k, const norm_case& c, observation& o) {
-  const capabilities& caps = k.capabilities();
-  const bool backward = caps.backward() && backward_judged(c.op);
   call_setting late;
   late.late_inputs = true;
-  const outputs out = execute(k, c, backward ? calls::forward_and_backward : calls::forward, late);
-  tag_case(o, c), tag_paths(o, out);
-  verdicts v(table_binding(c));
-  tag_domain(o, judge_forward(v, c, caps, out).plain.rows);
-  if (backward) judge_backward(v, c, caps, out);
-  v.finish(o, std::string("with its inputs written by a kernel of its stream that finishes after the call starts, ") +
-                  (backward ? "the forward's and the backward's outputs" : "the forward's outputs") +
-                  " must match the exact oracle");
+  judge_every_output(k, c, o, late, k.capabilities().backward() && backward_judged(c.op),
+                     "with its inputs written by a kernel of its stream that finishes after the call starts");
 }
 
 // ---- every access inside the operands ----
@@ -237,19 +235,13 @@ rc::Gen<norm_case> guarded_cases() {
 }
 
 void check_guarded(const kernel& k, const norm_case& c, observation& o) {
-  const capabilities& caps = k.capabilities();
-  const bool backward = caps.backward() && backward_judged(c.op);
-  call_setting guarded;
   const std::string side = parameter(c, "guard");
+  call_setting guarded;
   guarded.guard = side == "after each operand" ? page_guard::after_each : page_guard::before_each;
-  const outputs out = execute(k, c, backward ? calls::forward_and_backward : calls::forward, guarded);
-  tag_case(o, c), tag_paths(o, out);
   o.tag("guard", side);
-  verdicts v(table_binding(c));
-  tag_domain(o, judge_forward(v, c, caps, out).plain.rows);
-  if (backward) judge_backward(v, c, caps, out);
-  v.finish(o, "with a page no access may touch " + std::string(side == "after each operand" ? "after" : "before") +
-                  " each operand, every output must match the exact oracle");
+  judge_every_output(k, c, o, guarded, k.capabilities().backward() && backward_judged(c.op),
+                     "with a page no access may touch " + std::string(side == "after each operand" ? "after" : "before") +
+                         " each operand");
 }
 
 // in device memory the guard pages are holes between allocations (arena.hpp): an access of one

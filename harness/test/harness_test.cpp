@@ -596,7 +596,8 @@ TEST(arena, page_guards_lie_against_each_operand_on_the_side_asked) {
       c.ops[std::size_t(k)].row_stride = 7;
       c.ops[std::size_t(k)].base_shift = unsigned(k);  // residues modulo 256 that guards must keep
     }
-    c.ops[op_x].offset = 3, c.ops[op_y].row_stride = 9;
+    // dy's offset is past a page: its data pointer must still lie past the operand before it
+    c.ops[op_x].offset = 3, c.ops[op_y].row_stride = 9, c.ops[op_dy].offset = 3000;
     arena a(simt());
     a.place_operands(c);
     const std::int64_t page = arena::page_bytes();
@@ -615,6 +616,9 @@ TEST(arena, page_guards_lie_against_each_operand_on_the_side_asked) {
         against = against || (gap >= 0 && gap < 256);
       }
       EXPECT_TRUE(against) << o.name << " lies no closer than its alignment to a guard page";
+      // its data pointer lies past every byte of the operands placed before it
+      for (int e = 0; e < k; ++e)
+        EXPECT_GE(o.base, span_of(c, e).last) << o.name << "'s data pointer lies inside " << c.ops[std::size_t(e)].name;
     }
     a.upload();
     EXPECT_DEATH(
