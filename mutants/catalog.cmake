@@ -13,6 +13,15 @@ function(nc_json_string out text)
   set(${out} "\"${text}\"" PARENT_SCOPE)
 endfunction()
 
+# nc_json_append(<var> <item>): appends item to the JSON list text in var, a comma between items
+function(nc_json_append var item)
+  set(text "${${var}}")
+  if(NOT text STREQUAL "")
+    string(APPEND text ",")
+  endif()
+  set(${var} "${text}${item}" PARENT_SCOPE)
+endfunction()
+
 # nc_count(<out> <haystack> <needle>): how many times needle occurs (non-overlapping)
 function(nc_count out haystack needle)
   set(count 0)

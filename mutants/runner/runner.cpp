@@ -21,6 +21,7 @@
 #include <cerrno>
 
 #include "campaign.hpp"
+#include "generated.hpp"
 #include "mutants.hpp"
 #include "normcheck/kernel.hpp"
 #include "normcheck/mutation_report.hpp"
@@ -62,7 +63,18 @@ const char* usage_text =
     "                             a clean baseline there\n"
     "  --normcheck PATH           the normcheck CLI (default: this program or the one beside it)\n"
     "  --plugins DIR              plugins and lib/normcheck_mutants.json (default ../lib)\n"
-    "  --list                     list the catalog and exit\n";
+    "  --list                     list the catalog and exit\n"
+    "  --generated                the generated operators (mutants/generator) at every site of the kernel\n"
+    "                             files in scope instead of the catalog, on simt: a mutant whose object\n"
+    "                             code equals the original's is equivalent (Ignored, never run); results\n"
+    "                             are cached by source hash under <build>/mutants/generated/cache; writes\n"
+    "                             generated-summary.md beside the reports (default --out mutation-generated,\n"
+    "                             --seed 1)\n"
+    "  --limit N                  --generated: the N mutants of lowest hash of their id (a stated sample)\n"
+    "  --only-file F[,F...]       --generated: the mutants of these files only (rmsnorm_forward.cuh, ...)\n"
+    "  --operators C[,C...]       --generated: these operator classes only (arithmetic, relational,\n"
+    "                             constant, index, statement, barrier, cast)\n"
+    "  --no-cache                 --generated: build and run every mutant again (the caches are rewritten)\n";
 
 struct options {
   std::string backend = "auto";
@@ -80,6 +92,9 @@ struct options {
   std::string sanitizer = "auto";
   bool list = false;
   fs::path cli, plugins;
+  bool generated = false;
+  generated_options gen;
+  bool out_given = false;
 };
 
 struct usage_error : std::runtime_error {
@@ -115,7 +130,15 @@ options parse(int argc, char** argv) {
     else if (a == "--budget") o.budget = number(a, next());
     else if (a == "--cases") o.cases = long(number(a, next()));
     else if (a == "--seed") o.seed = next();
-    else if (a == "--out") o.out = next();
+    else if (a == "--out") {
+      o.out = next();
+      o.out_given = true;
+    }
+    else if (a == "--generated") o.generated = true;
+    else if (a == "--limit") o.gen.limit = std::size_t(number(a, next()));
+    else if (a == "--only-file") for (auto& f : split(next(), ',')) o.gen.files.push_back(f);
+    else if (a == "--operators") for (auto& c : split(next(), ',')) o.gen.operators.push_back(c);
+    else if (a == "--no-cache") o.gen.cache = false;
     else if (a == "--jobs") o.jobs = std::max(1, int(number(a, next())));
     else if (a == "--schedules") o.schedules = split(next(), ',');
     else if (a == "--timeout-factor") o.timeout_factor = number(a, next());
@@ -131,6 +154,14 @@ options parse(int argc, char** argv) {
   if (o.backend != "auto" && o.backend != "simt" && o.backend != "cuda")
     throw usage_error("--backend must be auto, simt or cuda, got '" + o.backend + "'");
   if (o.schedules.empty()) o.schedules = {"0"};
+  if (o.generated) {
+    if (o.backend == "cuda") throw usage_error("--generated runs on simt (--backend simt or auto)");
+    o.backend = "simt";
+    if (!o.out_given) o.out = "mutation-generated";
+    if (o.seed.empty()) o.seed = "1";  // a fixed seed, so the verdict cache holds across runs
+  } else if (o.gen.limit > 0 || !o.gen.files.empty() || !o.gen.operators.empty() || !o.gen.cache) {
+    throw usage_error("--limit, --only-file, --operators and --no-cache go with --generated");
+  }
   return o;
 }
 
@@ -190,7 +221,8 @@ struct job {
 
 class campaign_runner {
  public:
-  campaign_runner(options o, manifest m) : o_(std::move(o)), m_(std::move(m)) {}
+  campaign_runner(options o, manifest m, generated_campaign* gen = nullptr)
+      : o_(std::move(o)), m_(std::move(m)), gen_(gen) {}
 
   int run();
 
@@ -204,6 +236,14 @@ class campaign_runner {
   std::string sanitizer_;                        // compute-sanitizer, "" when there are no sanitizer passes
   std::vector<double> baseline_seconds_;         // the baseline's time on each pass
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  generated_campaign* gen_ = nullptr;  // --generated: its plugins, verdicts and caches
+
+  fs::path shipped() const { return gen_ ? gen_->baseline_plugin() : shipped_plugin(plugins_, backend_); }
+  fs::path plugin_of(const std::string& id) const {
+    return gen_ ? gen_->plugin(id) : mutant_plugin(plugins_, id, backend_);
+  }
+  std::string suite_key() const;
+  bool baseline_from_cache();
 
   bool simt() const { return backend_ == "simt"; }
   std::string schedule_name(std::size_t i) const { return simt() ? o_.schedules[i] : ""; }
@@ -283,7 +323,7 @@ class campaign_runner {
 };
 
 int campaign_runner::baseline() {
-  const fs::path plugin = shipped_plugin(plugins_, backend_);
+  const fs::path plugin = shipped();
   c_.kernel = plugin.filename().string();
   std::printf("baseline: %s on %s, seed %s%s\n", plugin.string().c_str(), backend_.c_str(), c_.seed.c_str(),
               o_.cases > 0 ? (", " + std::to_string(o_.cases) + " cases per property").c_str() : "");
@@ -343,10 +383,52 @@ int campaign_runner::baseline() {
                 cases, r.process.seconds);
     std::fflush(stdout);
   }
+  if (gen_) {
+    json::value v = json::object{};
+    v.set("seconds", c_.baseline_seconds);
+    v.set("machine", c_.machine);
+    json::value props = json::array{};
+    for (const auto& p : c_.properties) {
+      json::value x = json::object{};
+      x.set("name", p.name);
+      x.set("kind", p.kind);
+      props.push(std::move(x));
+    }
+    v.set("properties", std::move(props));
+    gen_->store_baseline(v);
+  }
   // the sanitizer passes are tests of the report too: the mutants they kill name them
   if (!sanitizer_.empty())
     for (const char* test : {racecheck_test, memcheck_test}) c_.properties.push_back({test, "sanitizer"});
   return exit_ok;
+}
+
+// what decides a generated mutant's verdict besides its plugin: the suite (the CLI's bytes) and
+// the options the suites run with
+std::string campaign_runner::suite_key() const {
+  std::ifstream in(cli_, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  std::string key = hex_hash(fnv1a(bytes.str())) + "|seed " + o_.seed + "|cases " + std::to_string(o_.cases) +
+                    "|first-kill " + (o_.first_kill ? "1" : "0") + "|timeout " + fixed(o_.timeout) + " " +
+                    fixed(o_.timeout_factor) + "|jobs " + std::to_string(o_.jobs) + "|schedules";
+  for (const auto& x : o_.schedules) key += " " + x;
+  return hex_hash(fnv1a(key));
+}
+
+// --generated: the baseline's result when this suite already ran against this original
+bool campaign_runner::baseline_from_cache() {
+  if (!gen_) return false;
+  const std::optional<json::value> v = gen_->cached_baseline();
+  if (!v) return false;
+  c_.baseline_seconds = (*v)["seconds"].as_number();
+  c_.machine = v->get_string("machine");
+  for (const json::value& p : (*v)["properties"].as_array())
+    c_.properties.push_back({p["name"].as_string(), p["kind"].as_string()});
+  std::printf("baseline: %s passed this suite before (cached): %zu properties, %.1f s\n", c_.kernel.c_str(),
+              c_.properties.size(), c_.baseline_seconds);
+  std::fflush(stdout);
+  return true;
 }
 
 void campaign_runner::print_mutant(std::size_t i) const {
@@ -386,8 +468,18 @@ void campaign_runner::mutants() {
     reports::mutant& d = c_.mutants[i];
     const mutant_spec& spec = *std::find_if(m_.mutants.begin(), m_.mutants.end(),
                                             [&](const mutant_spec& s) { return s.id == d.id; });
-    const fs::path plugin = mutant_plugin(plugins_, d.id, backend_);
-    if (!spec.needs_gpu.empty() && simt() && !o_.run_gpu_only) {
+    const fs::path plugin = plugin_of(d.id);
+    if (const reports::mutant* known = gen_ ? gen_->prejudged(d.id) : nullptr) {
+      // equivalent, a compile error, or a verdict from the cache
+      d.result = known->result;
+      d.reason = known->reason;
+      d.kills = known->kills;
+      d.covered_by = known->covered_by;
+      d.cases_to_kill = known->cases_to_kill;
+      d.seconds_to_kill = known->seconds_to_kill;
+      d.seconds = known->seconds;
+      if (d.result != status::ignored) print_mutant(i);
+    } else if (!spec.needs_gpu.empty() && simt() && !o_.run_gpu_only) {
       d.result = status::no_coverage;
       d.reason = "needs a GPU: " + spec.needs_gpu;
       print_mutant(i);
@@ -415,7 +507,7 @@ void campaign_runner::mutants() {
         continue;
       }
       const std::size_t s = runs_[i].size();
-      active.push_back(start(i, s, mutant_plugin(plugins_, c_.mutants[i].id, backend_),
+      active.push_back(start(i, s, plugin_of(c_.mutants[i].id),
                              o_.out / "mutants" / c_.mutants[i].id, timeout_of(s)));
     }
     bool progressed = false;
@@ -439,6 +531,7 @@ void campaign_runner::mutants() {
       }
       d.seconds = 0;
       for (const auto& r : runs_[i]) d.seconds += r.process.seconds;
+      if (gen_) gen_->store_verdict(d);
       print_mutant(i);
     }
     if (!progressed) std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -477,6 +570,12 @@ int campaign_runner::run() {
   std::string repro = "normcheck mutants --backend " + backend_ + " --seed " + o_.seed;
   if (o_.cases > 0) repro += " --cases " + std::to_string(o_.cases);
   if (o_.first_kill) repro += " --first-kill";
+  if (gen_) {
+    repro += " --generated";
+    if (o_.gen.limit > 0) repro += " --limit " + std::to_string(o_.gen.limit);
+    for (std::size_t i = 0; i < o_.gen.files.size(); ++i) repro += (i ? "," : " --only-file ") + o_.gen.files[i];
+    for (std::size_t i = 0; i < o_.gen.operators.size(); ++i) repro += (i ? "," : " --operators ") + o_.gen.operators[i];
+  }
   if (simt()) {
     repro += " --schedules ";
     for (std::size_t i = 0; i < o_.schedules.size(); ++i) repro += (i ? "," : "") + o_.schedules[i];
@@ -491,10 +590,26 @@ int campaign_runner::run() {
   for (const auto& [path, text] : m_.sources) c_.sources[path] = text;
 
   fs::create_directories(o_.out);
-  if (const int rc = baseline(); rc != exit_ok) return rc;
+  if (gen_) {
+    gen_->build(suite_key());
+    c_.kernel = gen_->baseline_plugin().filename().string();
+  }
+  if (!baseline_from_cache())
+    if (const int rc = baseline(); rc != exit_ok) return rc;
   mutants();
 
-  const std::vector<fs::path> written = reports::write_reports(c_, o_.out, default_elements_js());
+  std::vector<fs::path> written = reports::write_reports(c_, o_.out, default_elements_js());
+  if (gen_) {
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const fs::path md = o_.out / "generated-summary.md";
+    std::ofstream(md, std::ios::binary) << gen_->summary(c_, wall);
+    written.push_back(md);
+    const auto& f = gen_->figures();
+    std::printf("\ngenerated: %zu sites, %zu mutants (of %zu in scope); %zu equivalent, %zu compile errors; "
+                "wall %.1f s (build %.1f s, %zu compiled, %zu + %zu from the caches)\n",
+                f.sites, f.mutants, f.mutants_in_scope, f.equivalent, f.compile_errors, wall, f.build_seconds,
+                f.compiled, f.build_cached, f.verdicts_cached);
+  }
   const reports::score s = reports::compute_score(c_);
   auto pct = [](std::optional<double> v) { return v ? fixed(*v) + "%" : std::string("n/a"); };
   std::printf("\nscore %s (killed %d + timeout %d of %d), strict score %s (%d oracle kills)", pct(s.value()).c_str(),
@@ -532,7 +647,15 @@ int run_main(int argc, char** argv) {
   }
   try {
     const fs::path plugins = o.plugins.empty() ? default_plugin_dir() : o.plugins;
-    manifest m = read_manifest(plugins / "normcheck_mutants.json");
+    std::unique_ptr<generated_campaign> gen;
+    manifest m;
+    if (o.generated) {
+      gen = std::make_unique<generated_campaign>(read_generated_config(plugins / "normcheck_generated.json"), o.gen,
+                                                 o.out);
+      m = gen->select();
+    } else {
+      m = read_manifest(plugins / "normcheck_mutants.json");
+    }
     for (const std::string& id : o.only)
       if (std::none_of(m.mutants.begin(), m.mutants.end(), [&](const mutant_spec& s) { return s.id == id; })) {
         std::fprintf(stderr, "normcheck mutants: --only %s: no such mutant (--list shows the catalog)\n", id.c_str());
@@ -540,11 +663,14 @@ int run_main(int argc, char** argv) {
       }
     if (o.list) {
       for (const mutant_spec& s : m.mutants)
-        std::printf("%-34s %-36s %s%s\n", s.id.c_str(), s.bug_class.c_str(), s.file.c_str(),
+        std::printf("%-34s %-36s %s%s\n", s.id.c_str(), s.bug_class.c_str(), gen ? s.summary.c_str() : s.file.c_str(),
                     s.needs_gpu.empty() ? "" : "  [needs a GPU]");
       return exit_ok;
     }
-    return campaign_runner(std::move(o), std::move(m)).run();
+    return campaign_runner(std::move(o), std::move(m), gen.get()).run();
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "normcheck mutants: %s\n", e.what());
+    return exit_usage;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "normcheck mutants: %s\n", e.what());
     return exit_setup;
