@@ -128,7 +128,7 @@ void run(const std::uint8_t* data, std::size_t size) {
   set_case_writer(nullptr);
   const contract_input in = decode<contract_input>(data, size);
   call_spec c = realize(in, declared);
-  arena a(k, fuzz_limits);
+  arena& a = input_arena();
   a.place_operands(c);
   const std::string outside = outside_declaration(c, declared);
   if (c.backward) {

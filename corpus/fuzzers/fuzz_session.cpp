@@ -53,6 +53,12 @@ const kernel& plugin() {
   return k;
 }
 
+harness::arena& input_arena() {
+  // never destroyed: at exit the plugin's own statics may be gone before it could free its memory
+  static harness::arena& a = *new harness::arena(plugin(), fuzz_limits);
+  return a;
+}
+
 const capabilities& declaration() {
   static const capabilities declared = [] {
     capabilities d = plugin().capabilities();

@@ -21,6 +21,11 @@ namespace nc::fuzz {
 /// blocks run on the calling thread unless NORMCHECK_SIMT_THREADS says otherwise.
 const kernel& plugin();
 
+/// the arena every input of this process is placed in (fuzz_limits): each input is a new
+/// placement (arena::place_operands), and the memory of the last one is reused rather than
+/// allocated and faulted in again, input after input
+harness::arena& input_arena();
+
 /// what the targets draw inside: the plugin's declared capabilities, with ε pinned to
 /// $NORMCHECK_EPSILON when it is set (as `normcheck check --epsilon` pins it: a kernel with one
 /// built in). A value the kernel does not take ends the run with a message naming the variable.

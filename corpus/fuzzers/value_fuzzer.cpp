@@ -87,7 +87,7 @@ value_case case_of(const value_input& v, const capabilities& declared) {
 void run_pair(const kernel& k, const value_case& vc, const capabilities& declared) {
   call_spec f = vc.call;
   f.backward = false;
-  arena a(k, fuzz_limits);
+  arena& a = input_arena();
   a.place_operands(f);
   call_spec b = f;
   b.backward = true;

@@ -17,6 +17,18 @@
 #include "normcheck/harness/late_inputs.hpp"
 #include "normcheck/harness/worker.hpp"
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NORMCHECK_ARENA_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define NORMCHECK_ARENA_ASAN 1
+#endif
+#ifdef NORMCHECK_ARENA_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace nc::harness {
 
 namespace {
@@ -122,7 +134,42 @@ byte_span span_of(const call_spec& c, int k) {
 arena::~arena() {
   unprotect_guards();
   release_chunks();
-  if (device_) kernel_.release(device_);
+  if (device_) {
+    mark_slack(0);
+    kernel_.release(device_);
+  }
+}
+
+// A kept host allocation larger than the call's: the bytes past the call's are poisoned for
+// AddressSanitizer, so that an access past the back guard band faults as it would past an
+// allocation of exactly the call's size (bytes 0 unpoisons them all, before a free)
+void arena::mark_slack([[maybe_unused]] std::int64_t bytes) {
+#ifdef NORMCHECK_ARENA_ASAN
+  if (device_ == nullptr || kernel_.device_memory()) return;
+  ASAN_UNPOISON_MEMORY_REGION(device_, std::size_t(capacity_));
+  if (bytes > 0 && bytes < capacity_)
+    ASAN_POISON_MEMORY_REGION(static_cast<char*>(device_) + bytes, std::size_t(capacity_ - bytes));
+#endif
+}
+
+void arena::release_whole() {
+  if (device_ == nullptr) return;
+  mark_slack(0);
+  kernel_.free(device_);
+  device_ = nullptr, allocated_ = 0, capacity_ = 0;
+}
+
+void arena::hold(std::int64_t bytes) {
+  // host memory is kept from one placement to the next (a fuzz target places an input after
+  // another in one arena: a fresh allocation each time costs its page faults), device memory
+  // is allocated to the byte, as compute-sanitizer's bounds need
+  if (device_ == nullptr || kernel_.device_memory() || capacity_ < bytes) {
+    release_whole();
+    device_ = kernel_.alloc(std::size_t(bytes));
+    capacity_ = bytes;
+  }
+  allocated_ = bytes;
+  mark_slack(bytes);
 }
 
 void arena::release_chunks() noexcept {
@@ -162,16 +209,18 @@ void arena::reserve(std::int64_t region) {
   unprotect_guards();
   for (const chunk& k : chunks_) kernel_.free(k.ptr);
   chunks_.clear();
-  if (device_) kernel_.free(device_);
-  device_ = nullptr, allocated_ = 0;
   // a region that grows keeps what its image holds: the bytes past the old region (its back
   // guard band, the new room) are background, as everything not an element is
-  if (!wanted_.empty()) return reserve_sparse(region);
+  if (!wanted_.empty()) {
+    release_whole();
+    return reserve_sparse(region);
+  }
   std::vector<std::uint8_t> kept;
   if (!image_.empty() && extents_.empty()) kept.assign(image_.begin() + front_, image_.begin() + front_ + region_);
   extents_.clear();
   region_ = region;
   if (guarded_ && kernel_.device_memory()) {
+    release_whole();
     // an allocation per run between guard pages, from its first byte to its last used one
     image_.assign(std::size_t(region + 2 * guard_bytes), background);
     front_ = guard_bytes;
@@ -192,8 +241,7 @@ void arena::reserve(std::int64_t region) {
   // page guards: a page more, so that the region can start on a page of the allocation
   const std::int64_t slack = guarded_ ? page_bytes() : 0;
   const std::size_t total = std::size_t(region + 2 * guard_bytes + slack);
-  allocated_ = std::int64_t(total);
-  device_ = kernel_.alloc(total);
+  hold(std::int64_t(total));
   const auto start = std::int64_t(reinterpret_cast<std::uintptr_t>(device_)) + guard_bytes;
   front_ = guard_bytes + (slack > 0 ? (slack - start % slack) % slack : 0);
   image_.assign(total, background);
@@ -207,7 +255,7 @@ void arena::reserve_sparse(std::int64_t region) {
   const std::vector<std::uint8_t> old_image = std::move(image_);
   region_ = region;
   front_ = guard_bytes;
-  allocated_ = region + 2 * guard_bytes;
+  allocated_ = capacity_ = region + 2 * guard_bytes;
   device_ = kernel_.alloc(std::size_t(allocated_));
   std::vector<std::pair<std::int64_t, std::int64_t>> runs = wanted_;
   runs.emplace_back(-guard_bytes, 0);
@@ -250,6 +298,8 @@ void arena::unprotect_guards() {
 
 void arena::place_operands(call_spec& c) {
   unprotect_guards();
+  // a new placement: nothing of an earlier call's image is kept (its memory is, for reuse)
+  image_.clear(), extents_.clear();
   guarded_ = c.guard != page_guard::none;
   guards_.clear(), used_.clear();
   const std::int64_t page = page_bytes();

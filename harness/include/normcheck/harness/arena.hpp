@@ -164,7 +164,10 @@ class arena {
   arena(const arena&) = delete;
   arena& operator=(const arena&) = delete;
 
-  /// computes every operand's base and fits (not the workspace), then reserves the region
+  /// computes every operand's base and fits (not the workspace), then reserves the region.
+  /// Each call starts a new placement whose image is all background; an arena placed call
+  /// after call keeps its host memory (and the image's) where it is large enough, so that a
+  /// fuzz target's inputs cost no allocation
   void place_operands(call_spec& c);
   /// places the workspace (c.workspace, for c.workspace_needed bytes); grows the region if it
   /// must, keeping what the host image holds (true: the pointers changed, so the caller must
@@ -234,6 +237,11 @@ class arena {
  private:
   void reserve(std::int64_t region);
   void reserve_sparse(std::int64_t region);
+  /// device_ holds at least bytes (a kept host allocation where it is large enough)
+  void hold(std::int64_t bytes);
+  void release_whole();
+  /// poisons (for AddressSanitizer) a kept host allocation's bytes past the first bytes
+  void mark_slack(std::int64_t bytes);
   /// the image's index of a region position, and back (sparse: through the extents)
   std::int64_t image_at(std::int64_t position) const { return extents_.empty() ? front_ + position : extent_at(position); }
   std::int64_t extent_at(std::int64_t position) const;
@@ -246,7 +254,8 @@ class arena {
   std::int64_t region_ = 0;
   std::int64_t front_ = guard_bytes;  ///< image (and allocation) bytes before the region
   void* device_ = nullptr;
-  std::int64_t allocated_ = 0;  ///< bytes at device_
+  std::int64_t allocated_ = 0;  ///< bytes at device_ the call uses
+  std::int64_t capacity_ = 0;   ///< bytes at device_ allocated
   std::vector<std::uint8_t> image_, before_;
   bool guarded_ = false;              ///< the call has page guards: the region starts on a page
   std::vector<std::int64_t> guards_;  ///< their positions
