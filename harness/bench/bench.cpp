@@ -43,6 +43,11 @@
 // against the exact oracle with the properties' verdicts (oracles/compare.hpp: a spot check
 // that the timed calls computed the operator and wrote their outputs, not the correctness
 // harness).
+//
+// Host work. At the first latency-bound shape (M·N <= 2^18; 128×257 by default) each dtype's
+// forward and workspace query + backward are timed on the host clock against an empty kernel
+// launched as the shipped kernels launch (launch_floor.cu): the difference is what a call costs
+// the calling thread besides its launch. The reports name the commit built (commit.cmake).
 #include "bench/bench.hpp"
 
 #include <cuda_runtime.h>
@@ -69,6 +74,8 @@
 #include <utility>
 #include <vector>
 
+#include "normcheck_build_commit.hpp"
+#include "bench/launch_floor.hpp"
 #include "normcheck/harness/case.hpp"
 #include "normcheck/harness/judge.hpp"
 #include "normcheck/kernel.hpp"
@@ -114,7 +121,7 @@ struct options {
   std::vector<std::string> variants{"rmsnorm"};
   int warmup = 20, samples = 50, calls = 20;
   std::string out = "reports/bench";
-  std::string commit;
+  std::string commit = NORMCHECK_BUILD_COMMIT;  // the commit built (commit.cmake); --commit names another
   double l2_mb = 60;
   bool alloc_per_call = false;
   std::vector<std::string> peers;  // --peer, in the order given
@@ -144,7 +151,8 @@ const char* usage =
     "  --samples N       samples per timing; the median is reported (default 50)\n"
     "  --calls N         calls per sample (default 20)\n"
     "  --out DIR         folder of the reports (default reports/bench)\n"
-    "  --commit TEXT     git commit to stamp the reports with\n"
+    "  --commit TEXT     the commit the reports name (default: the one built, with\n"
+    "                    '+changes' when tracked files differed from it)\n"
     "  --l2-mb MB        rotate input sets while x and y fit in this much L2 (default 60)\n"
     "  --alloc-per-call  alloc() and free() the backward workspace inside every timed call\n"
     "  --peer SPEC       also time a peer on the same shapes, dtypes and protocol, in the same\n"
@@ -694,6 +702,59 @@ row bench_row(const kernel& k, const options& o, const std::string& variant, sha
   return out;
 }
 
+// ---------------------------------------------------------------- host work
+
+// A call's host work: what it costs the calling thread besides launching its kernel (the
+// contract and pointer checks, the path choice, the workspace query). Calls are timed on the host
+// clock in bursts, the device drained between bursts outside the timing (a full launch queue
+// would time the device instead); an empty kernel launched as the shipped kernels launch theirs
+// (launch_floor.cu) is timed the same way, and the difference is the host work over one launch.
+// Measured where a call is latency-bound (M·N <= 2^18), where the shipped kernels launch once a
+// forward and once a backward.
+struct host_work {
+  shape sh{};
+  nc_dtype t = NC_F32;
+  double forward_ns = 0, backward_ns = 0, launch_ns = 0;  // backward_ns: the workspace query too
+};
+
+constexpr int host_burst = 64;
+
+template <class F>
+double host_ns_per_call(F&& call, int bursts) {
+  for (int i = 0; i < host_burst; ++i) call();
+  NC_CUDA(cudaDeviceSynchronize());
+  std::vector<double> ns;
+  for (int b = 0; b < bursts; ++b) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < host_burst; ++i) call();
+    ns.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / host_burst);
+    NC_CUDA(cudaDeviceSynchronize());
+  }
+  return median(ns);
+}
+
+std::vector<host_work> measure_host_work(const kernel& k, const options& o) {
+  std::vector<host_work> out;
+  for (const shape& sh : o.shapes) {
+    if (sh.m * sh.n > (std::int64_t(1) << 18)) continue;
+    for (const nc_dtype t : o.dtypes) {
+      input_set set = make_set(k, sh.m, sh.n, t, nc_operation{}, 1, nullptr);
+      host_work w{sh, t};
+      w.launch_ns = host_ns_per_call([&] { NC_CUDA(launch_empty(unsigned(sh.m), 32)); }, o.samples);
+      w.forward_ns = host_ns_per_call([&] { k.forward(set.fwd); }, o.samples);
+      w.backward_ns = host_ns_per_call(
+          [&] {
+            set.bwd.workspace_bytes = k.workspace_size(set.bwd);
+            k.backward(set.bwd);
+          },
+          o.samples);
+      out.push_back(w);
+    }
+    break;  // the first latency-bound shape
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------- reports
 
 struct stamp {
@@ -767,6 +828,23 @@ std::string protocol_line(const options& o) {
          std::to_string(o.calls);
 }
 
+// the host work's table, under the rows' table
+std::string host_work_markdown(const options& o, const std::vector<host_work>& work) {
+  if (work.empty()) return "";
+  std::ostringstream md;
+  md << "\nHost work per call at " << work[0].sh.m << "×" << work[0].sh.n
+     << " (host clock: the median of " << o.samples << " bursts of " << host_burst
+     << " calls, the device drained between bursts; the floor is an empty kernel launched as the shipped kernels "
+        "launch, and host work is a call less one floor):\n\n"
+     << "| dtype | forward ns | workspace query + backward ns | launch floor ns | host work fwd ns | host work bwd ns |\n"
+     << "|---|---|---|---|---|---|\n";
+  for (const host_work& w : work)
+    md << "| " << dtype_label(w.t) << " | " << num(w.forward_ns, 0) << " | " << num(w.backward_ns, 0) << " | "
+       << num(w.launch_ns, 0) << " | " << num(w.forward_ns - w.launch_ns, 0) << " | "
+       << num(w.backward_ns - w.launch_ns, 0) << " |\n";
+  return md.str();
+}
+
 std::string markdown(const options& o, const stamp& st, const std::vector<row>& rows) {
   std::ostringstream md;
   md << "# normcheck bench: " << st.plugin_name << " (" << st.plugin_file << ")\n\n"
@@ -805,7 +883,7 @@ std::string markdown(const options& o, const stamp& st, const std::vector<row>& 
   return md.str();
 }
 
-std::string json(const options& o, const stamp& st, const std::vector<row>& rows) {
+std::string json(const options& o, const stamp& st, const std::vector<row>& rows, const std::vector<host_work>& work) {
   std::ostringstream js;
   auto str = [](const std::string& s) { return s.empty() ? std::string("null") : json_string(s); };
   js << "{\n  \"schema\": \"normcheck-bench/1\",\n  \"tool\": \"normcheck\",\n"
@@ -848,7 +926,14 @@ std::string json(const options& o, const stamp& st, const std::vector<row>& rows
        << ", \"spot_check_worst\": " << (timed ? num(r.check.worst, 4) : "null") << ", \"error\": " << str(r.error)
        << "}";
   }
-  js << "\n  ]\n}\n";
+  js << "\n  ],\n  \"host_work\": [";
+  for (std::size_t i = 0; i < work.size(); ++i) {
+    const host_work& w = work[i];
+    js << (i ? ",\n" : "\n") << "    {\"m\": " << w.sh.m << ", \"n\": " << w.sh.n << ", \"dtype\": \"" << dtype_label(w.t)
+       << "\", \"forward_ns\": " << num(w.forward_ns, 1) << ", \"workspace_query_and_backward_ns\": " << num(w.backward_ns, 1)
+       << ", \"launch_floor_ns\": " << num(w.launch_ns, 1) << "}";
+  }
+  js << (work.empty() ? "]\n}\n" : "\n  ]\n}\n");
   return js.str();
 }
 
@@ -972,10 +1057,11 @@ bool time_kernel(const kernel& k, const options& o, const stamp& st, const std::
                   << " (" << num(secs, 1) << " s)\n";
       }
 
-  const std::string md = markdown(o, st, rows);
+  const std::vector<host_work> work = measure_host_work(k, o);
+  const std::string md = markdown(o, st, rows) + host_work_markdown(o, work);
   std::cout << md << std::flush;
   write_file(stem.string() + ".md", md);
-  write_file(stem.string() + ".json", json(o, st, rows));
+  write_file(stem.string() + ".json", json(o, st, rows, work));
   std::cerr << "normcheck bench: wrote " << stem.string() << ".md and " << stem.string() << ".json\n";
   return std::all_of(rows.begin(), rows.end(), [](const row& r) { return r.ok(); });
 }

@@ -143,7 +143,7 @@ def load_peer(torch, spec):
     """(name, f(x, weight, eps) -> y) for --peer"""
     F = torch.nn.functional
     if spec == "eager":
-        return "torch", lambda x, w, eps: F.rms_norm(x, (x.shape[-1],), w, eps)
+        return "torch eager", lambda x, w, eps: F.rms_norm(x, (x.shape[-1],), w, eps)
     if spec == "compiled":
         torch._dynamo.config.cache_size_limit = 1 << 20
         compiled = torch.compile(lambda x, w, eps: F.rms_norm(x, (x.shape[-1],), w, eps), dynamic=False)
@@ -334,8 +334,19 @@ def run_peer(a):
     return 0 if all(r["error"] is None for r in results) else 1
 
 
-def label(report):
-    return report["tool"] if report["tool"] != "normcheck" else f"normcheck ({report['kernel']['name']})"
+def labels(reports):
+    """each report's name in the table, as a reader knows the kernel: normcheck's own shipped
+    kernel as "normcheck", every other one by its kernel's name ("torch eager", "torch.compile",
+    a Python kernel's declared name, a plugin's name), never by the file a run wrote; two of one
+    name are told apart by their files"""
+    kernels = [r["kernel"]["name"] for r in reports]
+    names = []
+    for i, r in enumerate(reports):
+        name = "normcheck" if i == 0 and r["tool"] == "normcheck" else kernels[i]
+        if i > 0 and kernels.count(kernels[i]) > 1 and r["kernel"].get("file"):
+            name = f"{name} ({r['kernel']['file']})"
+        names.append(name)
+    return names
 
 
 def cell(r, part):
@@ -356,7 +367,7 @@ def merge(paths, out):
     for path in paths:
         with open(path) as f:
             reports.append(json.load(f))
-    names = [label(r) for r in reports]
+    names = labels(reports)
     first = reports[0]
     lines = [f"# RMSNorm side by side: {' vs '.join(names)}", ""]
     for name, r in zip(names, reports):
@@ -369,7 +380,7 @@ def merge(paths, out):
             lines.append(f"- **warning**: devices differ ({first['device']['name']} vs {r['device']['name']})")
         keys = ("warmup", "samples", "calls")
         if any(r["protocol"][k] != first["protocol"][k] for k in keys):
-            lines.append(f"- **warning**: protocols differ ({label(first)} vs {label(r)})")
+            lines.append(f"- **warning**: protocols differ ({names[0]} vs {names[reports.index(r)]})")
     lines += [f"- timed, {name}: fwd: {r['protocol']['timed_region_fwd']}; fwd+bwd: {r['protocol']['timed_region_fwd_bwd']}"
               for name, r in zip(names, reports)]
     lines += ["- cells: GB/s (median µs), bytes as BASELINE.md counts them; speedup = the other's µs / "

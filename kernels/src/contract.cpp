@@ -3,9 +3,9 @@
 #include "normcheck/variant.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <sstream>
-#include <vector>
 
 namespace nc {
 
@@ -42,15 +42,18 @@ std::optional<std::int64_t> last_index(std::int64_t offset, std::initializer_lis
 }
 
 // whether no two elements share an index: ordered by stride, each dimension's stride passes
-// the span of every smaller one (the dimensions of one entry take no part); no overflow (checked)
+// the span of every smaller one (the dimensions of one entry take no part); no overflow (checked).
+// At most four dimensions, sorted in place: a valid call allocates nothing
 bool distinct(std::initializer_list<dimension> list) {
-  std::vector<dimension> dims(list);
-  std::erase_if(dims, [](const dimension& d) { return d.count <= 1; });
-  std::sort(dims.begin(), dims.end(), [](const dimension& a, const dimension& b) { return a.stride < b.stride; });
+  std::array<dimension, 4> dims{};
+  std::size_t count = 0;
+  for (const dimension& d : list)
+    if (d.count > 1) dims.at(count++) = d;
+  std::sort(dims.begin(), dims.begin() + count, [](const dimension& a, const dimension& b) { return a.stride < b.stride; });
   std::int64_t span = 0;  // the largest index the smaller dimensions reach
-  for (const dimension& d : dims) {
-    if (d.stride <= span) return false;
-    span += (d.count - 1) * d.stride;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (dims[i].stride <= span) return false;
+    span += (dims[i].count - 1) * dims[i].stride;
   }
   return true;
 }
@@ -143,14 +146,14 @@ class checker {
   void raw(const char* name, const void* data, std::size_t bytes, bool output) {
     if (error || bytes == 0) return;
     const auto first = reinterpret_cast<std::uintptr_t>(data);
-    spans_.push_back({name, first, first + bytes, output});
+    push({name, first, first + bytes, output});
   }
 
   // an output may share no byte with any other operand
   void no_overlap() {
     if (error) return;
-    for (std::size_t i = 0; i < spans_.size(); ++i)
-      for (std::size_t j = 0; j < spans_.size(); ++j) {
+    for (std::size_t i = 0; i < count_; ++i)
+      for (std::size_t j = 0; j < count_; ++j) {
         const span &a = spans_[i], &b = spans_[j];
         if (i == j || !a.output || (b.output && j < i)) continue;
         if (a.first < b.last && b.first < a.last)
@@ -160,13 +163,18 @@ class checker {
   }
 
  private:
-  std::vector<span> spans_;
+  // every operand of a call, the workspace included (the forward has 7, the backward 8): held in
+  // place, so that a valid call's check allocates nothing (it runs before every launch)
+  std::array<span, 10> spans_{};
+  std::size_t count_ = 0;
+
+  void push(const span& s) { spans_.at(count_++) = s; }
 
   void add_span(const char* name, const void* data, nc_dtype t, std::int64_t offset, std::int64_t last,
                 bool output) {
     const auto base = reinterpret_cast<std::uintptr_t>(data);
     const std::size_t size = size_of(t);
-    spans_.push_back({name, base + std::uintptr_t(offset) * size, base + std::uintptr_t(last + 1) * size, output});
+    push({name, base + std::uintptr_t(offset) * size, base + std::uintptr_t(last + 1) * size, output});
   }
 };
 
