@@ -105,16 +105,24 @@ for t in $targets; do
   files_before=$(files_in "$corpus")
   bytes_before=$(bytes_in "$corpus")
 
-  # -- fuzz: new inputs land in $tw/new, the committed corpus and the regressions seed it
+  # -- fuzz: new inputs land in $tw/new, the committed corpus and the regressions seed it.
+  # -entropic=0 as in <target>.options: the entropic schedule's bookkeeping of rare features
+  # (InputCorpus::UpdateFeatureFrequency) took a quarter of contract_fuzzer's time, growing with
+  # the features of the plugin's many kernel instantiations
   log "$t: fuzzing for ${budget}s on $jobs job(s) (corpus: $files_before files)"
   fuzz_log=$tw/fuzz.log
+  # the fork mode's status lines count time from the start, which includes its first pass over
+  # every seed (whose executions it does not count): the moment it starts to fuzz is stamped
+  started_fuzzing=$tw/started-fuzzing
+  launched=$(date +%s)
   set +e
   (cd "$tw" && exec "$(abs "$build")/bin/$t" -fork="$jobs" -max_total_time="$budget" \
-      -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+      -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -entropic=0 \
       -timeout=10 -rss_limit_mb=4096 -max_len=$([ "$t" = value_fuzzer ] && echo 40000 || echo 4096) \
       -dict="$root/corpus/fuzzers/$t.dict" -artifact_prefix=artifacts/ -print_final_stats=1 \
-      new "$root/$corpus" "$root/$regressions") >"$fuzz_log" 2>&1
-  fuzz_status=$?
+      new "$root/$corpus" "$root/$regressions") 2>&1 |
+    awk -v stamp="$started_fuzzing" '{ print; fflush() } /starting to fuzz/ && !seen { system("date +%s > " stamp); seen = 1 }' >"$fuzz_log"
+  fuzz_status=${PIPESTATUS[0]}
   set -e
   status_lines=$(grep -E '^#[0-9]+: cov: ' "$fuzz_log" || true)
   first=$(head -n 1 <<<"$status_lines")
@@ -124,9 +132,12 @@ for t in $targets; do
   execs=${execs:-0}; seconds=${seconds:-0}
   execs_per_s=$([ "$seconds" -gt 0 ] && echo $((execs / seconds)) || echo 0)
   per_core=$([ "$jobs" -gt 0 ] && echo $((execs_per_s / jobs)) || echo 0)
+  seed_pass=$(( $(cat "$started_fuzzing" 2>/dev/null || echo "$launched") - launched ))
+  fuzzing_seconds=$(( seconds > seed_pass ? seconds - seed_pass : 0 ))
+  fuzzing_per_core=$([ "$fuzzing_seconds" -gt 0 ] && [ "$jobs" -gt 0 ] && echo $((execs / fuzzing_seconds / jobs)) || echo 0)
   cov_start=$(field cov: "$first"); ft_start=$(field ft: "$first")
   cov_end=$(field cov: "$last"); ft_end=$(field ft: "$last")
-  log "$t: $execs execs in ${seconds}s ($execs_per_s/s), cov ${cov_start:-?} -> ${cov_end:-?}, ft ${ft_start:-?} -> ${ft_end:-?} (libFuzzer exit $fuzz_status)"
+  log "$t: $execs execs in ${seconds}s ($execs_per_s/s; ${seed_pass}s of them the first pass over the seeds, then $fuzzing_per_core/s a core), cov ${cov_start:-?} -> ${cov_end:-?}, ft ${ft_start:-?} -> ${ft_end:-?} (libFuzzer exit $fuzz_status)"
 
   # -- merge what found new coverage into the committed corpus
   merge_log=$tw/merge.log
@@ -188,8 +199,8 @@ for t in $targets; do
     crash_md+=("| $t | $kind | \`$pending/$name\` ($(stat -c %s "$min") bytes) | $(sed 's/|/\\|/g' <<<"$signature") | \`$reproduce\` |")
   done
 
-  summary_json+=("{\"target\": $(json_string "$t"), \"budget_s\": $budget, \"jobs\": $jobs, \"seconds\": $seconds, \"execs\": $execs, \"execs_per_s\": $execs_per_s, \"execs_per_s_per_core\": $per_core, \"cov_start\": ${cov_start:-null}, \"cov_end\": ${cov_end:-null}, \"ft_start\": ${ft_start:-null}, \"ft_end\": ${ft_end:-null}, \"corpus_files_before\": $files_before, \"corpus_files_after\": $files_after, \"corpus_bytes_before\": $bytes_before, \"corpus_bytes_after\": $bytes_after, \"new_inputs\": ${new_inputs:-0}, \"new_features\": ${new_features:-0}, \"crashes\": [$(IFS=,; echo "${crashes_json[*]:-}")], \"libfuzzer_exit\": $fuzz_status}")
-  summary_md+=("| $t | ${seconds}s × $jobs | $execs | $execs_per_s ($per_core/core) | ${cov_start:-?} → ${cov_end:-?} | ${ft_start:-?} → ${ft_end:-?} | $files_before → $files_after | ${new_inputs:-0} | ${#crashes_json[@]} |")
+  summary_json+=("{\"target\": $(json_string "$t"), \"budget_s\": $budget, \"jobs\": $jobs, \"seconds\": $seconds, \"execs\": $execs, \"execs_per_s\": $execs_per_s, \"execs_per_s_per_core\": $per_core, \"seed_pass_s\": $seed_pass, \"execs_per_s_per_core_fuzzing\": $fuzzing_per_core, \"cov_start\": ${cov_start:-null}, \"cov_end\": ${cov_end:-null}, \"ft_start\": ${ft_start:-null}, \"ft_end\": ${ft_end:-null}, \"corpus_files_before\": $files_before, \"corpus_files_after\": $files_after, \"corpus_bytes_before\": $bytes_before, \"corpus_bytes_after\": $bytes_after, \"new_inputs\": ${new_inputs:-0}, \"new_features\": ${new_features:-0}, \"crashes\": [$(IFS=,; echo "${crashes_json[*]:-}")], \"libfuzzer_exit\": $fuzz_status}")
+  summary_md+=("| $t | ${seconds}s × $jobs | $execs | $execs_per_s ($per_core/core) | ${seed_pass}s, then $fuzzing_per_core/core | ${cov_start:-?} → ${cov_end:-?} | ${ft_start:-?} → ${ft_end:-?} | $files_before → $files_after | ${new_inputs:-0} | ${#crashes_json[@]} |")
 done
 
 # ---- the corpora on the cuda backend --------------------------------------------------------
@@ -241,12 +252,14 @@ kernel_under_test=${plugin:-"$build/lib/libnormcheck_simt.so (shipped simt)"}
   echo "Commit \`$commit\`, kernel \`$kernel_under_test\`, $started to $finished, $(nproc) host cores."
   echo "Written by \`corpus/nightly.sh --budget $budget --jobs $jobs\`; the JSON beside this file holds the same figures."
   echo
-  echo "| target | fuzzed | execs | execs/s | cov | ft | corpus files | new inputs | crashes |"
-  echo "|---|---|---|---|---|---|---|---|---|"
+  echo "| target | fuzzed | execs | execs/s | first seed pass, then execs/s | cov | ft | corpus files | new inputs | crashes |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${summary_md[@]}"
   echo
   echo "cov and ft are libFuzzer's coverage counters (edges, features) at the start and the end of the"
-  echo "run; new inputs are those \`-merge=1\` added to \`corpus/<target>/\`."
+  echo "run; new inputs are those \`-merge=1\` added to \`corpus/<target>/\`. execs/s counts the whole run, which"
+  echo "begins with libFuzzer's pass over every seed (executions it does not count); the column after it"
+  echo "gives that pass's seconds and the executions a core made per second once fuzzing started."
   echo
   echo "## Crashes"
   echo

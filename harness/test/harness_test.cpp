@@ -581,6 +581,30 @@ TEST(arena, a_workspace_keeps_the_operands_and_the_image_where_they_were) {
   EXPECT_EQ(b.workspace_base % 16, 0);
 }
 
+// a fuzz target places input after input in one arena: a placement after a larger call keeps
+// the host memory, but nothing of the earlier image, and the checks see the new call alone
+TEST(arena, a_placement_after_a_larger_call_keeps_its_memory_and_nothing_of_its_image) {
+  small_call s;
+  call_spec b = s.c;
+  b.backward = true;
+  b.workspace_needed = std::size_t(1) << 16;
+  s.a.place_workspace(b);
+  s.a.upload();
+  void* const memory = s.a.allocation();
+  const std::int64_t larger = s.a.region_bytes();
+  s.a.place_operands(s.c);  // the 2x3 forward again: a smaller region
+  EXPECT_LT(s.a.region_bytes(), larger);
+  EXPECT_EQ(s.a.allocation(), memory);
+  for (std::int64_t p = -arena::guard_bytes; p < s.a.region_bytes() + arena::guard_bytes; ++p)
+    ASSERT_EQ(*s.a.host(p), arena::background) << "region byte " << p;
+  for (int k : {op_y, op_r}) s.a.fill(s.c, k, poison_nan(NC_F32));
+  s.a.upload();
+  s.write_outputs();
+  EXPECT_EQ(s.problem(), "");
+  s.poke(s.a.region_bytes() + 5);
+  EXPECT_NE(s.problem().find("the guard band after the arena (byte 5 of it)"), std::string::npos) << s.problem();
+}
+
 // page guards: every guard page starts on a page of plugin memory, no operand's bytes touch
 // one, and each operand's last byte (after_each) or first byte (before_each) lies within its
 // alignment of one; in host memory a guard page is untouchable during a call
