@@ -416,6 +416,32 @@ TEST(contract, rejects_a_workspace_smaller_than_the_query) {
   c.expect_rejected(true, "'workspace_bytes' = " + std::to_string(need - 1) + ": must be >= " + std::to_string(need));
 }
 
+// A thread keeps the last arguments it found valid (rmsnorm_dispatch.cuh, last_valid_call): a
+// call that differs from an accepted one in one field, early or late in the arguments, is checked
+// again and rejected, and so is a backward whose workspace falls one byte short of the query
+TEST(contract, a_call_beside_an_accepted_one_is_checked_again) {
+  contract_case c(300);
+  const nc_forward_args valid_forward = c.f;
+  const auto accepted_then = [&](auto change, const std::string& text) {
+    c.f = valid_forward;
+    plugin().forward(c.f);
+    plugin().forward(c.f);  // the same bytes again: the verdict kept
+    change(c.f);
+    c.expect_rejected(false, text);
+  };
+  accepted_then([](nc_forward_args& f) { f.x.offset = -1; }, "'x.offset' = -1");
+  accepted_then([](nc_forward_args& f) { f.epsilon = -1.0f; }, "'epsilon' = -1");
+  accepted_then([](nc_forward_args& f) { f.op.residual = nc_residual(9); }, "'op.residual' = 9");
+
+  const std::size_t need = plugin().workspace_size(c.b);
+  ASSERT_GT(need, 0u);
+  c.b.workspace_bytes = need;
+  plugin().backward(c.b);
+  plugin().backward(c.b);
+  c.b.workspace_bytes = need - 1;
+  c.expect_rejected(true, "'workspace_bytes' = " + std::to_string(need - 1));
+}
+
 TEST(contract, rejects_a_layout_that_overflows_64_bit_indexing) {
   contract_case c;
   c.f.x.row_stride = std::int64_t(1) << 62;
