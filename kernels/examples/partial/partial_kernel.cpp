@@ -44,6 +44,8 @@
 // argument, kernels/src/contract.cpp), then its declaration (a valid call outside it is
 // NC_ERR_UNSUPPORTED), then computes in PyTorch's order (rstd, x̂ = x·rstd, y = x̂·γ,
 // dx = rstd·(u − x̂·mean(u·x̂))). The tests run `normcheck check all` on each.
+#include <numeric>
+
 #include "../example_plugin.hpp"
 #include "../torch_order/torch_order.hpp"
 
@@ -141,9 +143,12 @@ const nc_capabilities caps = {NC_PAIRS_ALL, NC_LAYOUTS_ALL, NC_FORWARD_ONLY, 0, 
 std::uint32_t needs(std::int64_t offset, std::int64_t row_stride, std::int64_t col_stride, std::int64_t n,
                     std::int64_t size) {
   std::uint32_t bits = 0;
+  // elements * size is a multiple of 16 bytes when elements is a multiple of 16 / gcd(size, 16):
+  // a stride or offset may be any int64 here, and the product could overflow
+  const std::int64_t whole = 16 / std::gcd(size, std::int64_t(16));
   if (col_stride != 1) bits |= NC_LAYOUT_COLUMN_STRIDED;
-  if (row_stride != n) bits |= (row_stride * size) % 16 == 0 ? NC_LAYOUT_PADDED_ROWS : NC_LAYOUT_MISALIGNED;
-  if (offset != 0) bits |= (offset * size) % 16 == 0 ? NC_LAYOUT_OFFSETS : NC_LAYOUT_MISALIGNED;
+  if (row_stride != n) bits |= row_stride % whole == 0 ? NC_LAYOUT_PADDED_ROWS : NC_LAYOUT_MISALIGNED;
+  if (offset != 0) bits |= offset % whole == 0 ? NC_LAYOUT_OFFSETS : NC_LAYOUT_MISALIGNED;
   return bits;
 }
 std::int64_t size_of(nc_dtype t) { return std::int64_t(nc::size_of(t)); }  // 1 for a quantized y's codes
