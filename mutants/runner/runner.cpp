@@ -594,8 +594,14 @@ int campaign_runner::run() {
     gen_->build(suite_key());
     c_.kernel = gen_->baseline_plugin().filename().string();
   }
-  if (!baseline_from_cache())
+  const bool all_known = gen_ && std::all_of(c_.mutants.begin(), c_.mutants.end(),
+                                            [&](const reports::mutant& d) { return gen_->prejudged(d.id) != nullptr; });
+  if (all_known) {
+    std::printf("baseline: not needed: every mutant's verdict is known (equivalent, compile error or cached)\n");
+    baseline_from_cache();
+  } else if (!baseline_from_cache()) {
     if (const int rc = baseline(); rc != exit_ok) return rc;
+  }
   mutants();
 
   std::vector<fs::path> written = reports::write_reports(c_, o_.out, default_elements_js());
