@@ -364,7 +364,9 @@ backward_plan<T, G> plan_backward(const nc_backward_args& a) {
     return {choice, kernel, threads, row_blocks, row_blocks + (a.n + columns - 1) / columns, 0};
   }
   const std::int64_t resident = std::max<std::int64_t>(resident_blocks(kernel, threads), 1);
-  const std::int64_t grid = std::min((a.m + rows - 1) / rows, resident);
+  // the planner runs before the contract's checks (the workspace rule needs the plan): any m >= 0,
+  // so its blocks are counted without m + rows - 1, which overflows past 2^63 - rows
+  const std::int64_t grid = std::min(a.m / rows + (a.m % rows != 0), resident);
   // a vector block writes one row of the table, a strided one a row per slot
   const bool vector = choice != path::strided_warp && choice != path::strided_block;
   return {choice, kernel, threads, grid, grid, vector ? grid : grid * rows};
