@@ -630,8 +630,9 @@ struct row {
   double fwd_bytes = 0, fwd_bwd_bytes = 0;
   std::string fwd_path, bwd_path;
   spot check;
-  std::string error;  // empty: timed
-  bool ok() const { return error.empty() && check.pass; }
+  std::string error;           // empty: timed
+  std::string not_applicable;  // why the variant cannot take this shape (not timed, not a failure)
+  bool ok() const { return !not_applicable.empty() || (error.empty() && check.pass); }
 };
 
 std::int64_t rotation_sets(std::int64_t m, std::int64_t n, std::size_t s, double l2_bytes) {
@@ -653,10 +654,12 @@ row bench_row(const kernel& k, const options& o, const std::string& variant, sha
   if (quantizes(op))
     out.fwd_bytes = (add ? 3.0 : 1.0) * elems * double(s) + elems +
                     (op.scale == NC_SCALE_STATIC ? 0.0 : 4.0 * double(sh.m) * double(scale_cols(op, sh.n)));
+  if (op.scale == NC_SCALE_PER_GROUP && quantizes(op) && sh.n % op.group != 0) {
+    out.not_applicable = "N = " + std::to_string(sh.n) + " is no multiple of the group of " +
+                         std::to_string(op.group) + " columns";
+    return out;
+  }
   try {
-    if (op.scale == NC_SCALE_PER_GROUP && quantizes(op) && sh.n % op.group != 0)
-      throw std::invalid_argument("not timed: N = " + std::to_string(sh.n) + " is no multiple of the group of " +
-                                  std::to_string(op.group) + " columns");
     // the rotation counts the forward's working set: x and y, and a residual add's two more
     out.input_sets = rotation_sets(sh.m, sh.n, add ? 2 * s : s, o.l2_mb * 1e6);
     std::vector<input_set> sets;
@@ -871,8 +874,9 @@ std::string markdown(const options& o, const stamp& st, const std::vector<row>& 
      << "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const row& r : rows) {
     md << "| " << r.variant << " | " << r.sh.m << "×" << r.sh.n << " | " << dtype_label(r.t) << " | ";
-    if (!r.error.empty()) {
-      md << "– | – | – | – | – | – | error: " << r.error << " |\n";
+    if (!r.error.empty() || !r.not_applicable.empty()) {
+      md << "– | – | – | – | – | – | " << (r.error.empty() ? "not applicable: " + r.not_applicable : "error: " + r.error)
+         << " |\n";
       continue;
     }
     const double fg = r.fwd_bytes / (r.fwd.median_us * 1e3), bg = r.fwd_bwd_bytes / (r.fwd_bwd.median_us * 1e3);
@@ -912,7 +916,7 @@ std::string json(const options& o, const stamp& st, const std::vector<row>& rows
      << "  \"results\": [";
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const row& r = rows[i];
-    const bool timed = r.error.empty(), backward = timed && !r.bwd_path.empty();
+    const bool timed = r.error.empty() && r.not_applicable.empty(), backward = timed && !r.bwd_path.empty();
     const double fg = timed ? r.fwd_bytes / (r.fwd.median_us * 1e3) : NAN;
     const double bg = backward ? r.fwd_bwd_bytes / (r.fwd_bwd.median_us * 1e3) : NAN;
     auto t = [&](double v, int d) { return timed ? num(v, d) : std::string("null"); };
@@ -929,7 +933,7 @@ std::string json(const options& o, const stamp& st, const std::vector<row>& rows
        << ", \"path\": " << str(r.fwd_path.empty() ? "" : r.fwd_path + " / " + r.bwd_path)
        << ", \"spot_check\": " << (timed ? json_string(r.check.pass ? "pass" : "fail: " + r.check.what) : "null")
        << ", \"spot_check_worst\": " << (timed ? num(r.check.worst, 4) : "null") << ", \"error\": " << str(r.error)
-       << "}";
+       << ", \"not_applicable\": " << str(r.not_applicable) << "}";
   }
   js << "\n  ],\n  \"host_work\": [";
   for (std::size_t i = 0; i < work.size(); ++i) {
@@ -1056,9 +1060,10 @@ bool time_kernel(const kernel& k, const options& o, const stamp& st, const std::
         const row& r = rows.back();
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         std::cerr << "  " << variant << " " << sh.m << "x" << sh.n << " " << dtype_label(t) << ": "
-                  << (r.error.empty() ? num(r.fwd.median_us, 2) + " / " + num(r.fwd_bwd.median_us, 2) + " us" +
-                                            (r.check.pass ? "" : ", SPOT CHECK FAILED: " + r.check.what)
-                                      : "error: " + r.error)
+                  << (!r.not_applicable.empty() ? "not applicable: " + r.not_applicable
+                      : r.error.empty() ? num(r.fwd.median_us, 2) + " / " + num(r.fwd_bwd.median_us, 2) + " us" +
+                                              (r.check.pass ? "" : ", SPOT CHECK FAILED: " + r.check.what)
+                                        : "error: " + r.error)
                   << " (" << num(secs, 1) << " s)\n";
       }
 
