@@ -651,16 +651,32 @@ void draw_quantization(norm_case& c) {
       break;
   }
   if (!drawing_domain().serves_layouts(layout_bits(l, cols, NC_F32))) l = dense_scale_layout(c.op, c.n);
+  // a share of the codes (one byte each: any offset is theirs to take) off the vector width, so
+  // a kernel whose vector path stores W codes at once must see them misaligned beside an x it
+  // would take
+  if (*gen_weighted_index({7, 1}) == 1) {
+    matrix_layout moved = c.layout.y;
+    moved.offset += *gen_uniform(1, 15, 1);
+    if (drawing_domain().serves_layouts(layout_bits(moved, c.n, y_dtype(c)))) c.layout.y = moved;
+  }
   if (c.op.scale != NC_SCALE_STATIC) return;
   // the static scale: positive, normal and finite (abi.h); about amax/max for y of rows near 1,
-  // a power of two (exact reciprocal), 1, or so small that most codes saturate
+  // a power of two (exact reciprocal), 1, so small that most codes saturate, or far out of
+  // every row's range either way (past 2^60: where a kernel's fast quotient gives way to a
+  // division, and codes are all ±max or all ±0)
   const double max = oracle::max_finite(quantization_of(c).format);
+  const auto mantissa = [] { return 1.0 + double(*gen_uniform(0, 1023, 0)) / 1024.0; };
   double scale = 1.0;
-  switch (*gen_weighted_index({2, 3, 5, 1})) {
+  switch (*gen_weighted_index({2, 3, 5, 1, 1})) {
     case 0: break;
     case 1: scale = std::ldexp(1.0, int(*gen_uniform(-12, 4, 0))); break;
-    case 2: scale = 4.0 / max * std::ldexp(1.0 + double(*gen_uniform(0, 1023, 0)) / 1024.0, int(*gen_uniform(-3, 3, 0))); break;
-    default: scale = std::ldexp(1.0 + double(*gen_uniform(0, 1023, 0)) / 1024.0, int(*gen_uniform(-40, -20, -20))); break;
+    case 2: scale = 4.0 / max * std::ldexp(mantissa(), int(*gen_uniform(-3, 3, 0))); break;
+    case 3: scale = std::ldexp(mantissa(), int(*gen_uniform(-40, -20, -20))); break;
+    default: {
+      const int exponent = int(*gen_uniform(61, 120, 61));
+      scale = std::ldexp(mantissa(), *gen_weighted_index({1, 1}) == 0 ? exponent : -exponent);
+      break;
+    }
   }
   c.scale = std::bit_cast<std::uint32_t>(float(scale));
 }

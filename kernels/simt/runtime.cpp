@@ -733,6 +733,51 @@ void detail::launch(kernel_invoker invoke, const void* closure, dim3 grid, dim3 
   if (job.failed.load(std::memory_order_acquire)) throw fault(job.fault_message);
 }
 
+#if NORMCHECK_SIMT_BOUNDS
+}  // namespace simt
+
+// The kernels' fixed-size arrays (__shared__ tables, registers) are indexed under the compiler's
+// bounds check (-fsanitize=bounds, kernels/CMakeLists.txt): an index past an array's bound is a
+// kernel fault here, as an access past a __shared__ array is on a device under
+// compute-sanitizer, instead of a silent write into its neighbour. The data the compiler passes
+// is the sanitizer runtime's (its out-of-bounds record); the fault leaves the thread as any
+// kernel fault does and fails the launch with this message.
+namespace {
+struct source_location {
+  const char* file;
+  std::uint32_t line, column;
+};
+struct type_descriptor {
+  std::uint16_t kind, info;  // kind 0: an integer, info bit 0 signed, info >> 1 log2 of its bits
+  char name[1];
+};
+struct out_of_bounds_record {
+  source_location where;
+  const type_descriptor* array;
+  const type_descriptor* index;
+};
+}  // namespace
+
+extern "C" [[noreturn]] __attribute__((visibility("hidden"))) void __ubsan_handle_out_of_bounds_abort(
+    out_of_bounds_record* record, std::uintptr_t index) {
+  const type_descriptor& t = *record->index;
+  const unsigned bits = t.kind == 0 ? 1u << (t.info >> 1) : 64;
+  long long value = static_cast<long long>(index);
+  if (t.kind == 0 && (t.info & 1) && bits < 64)  // sign-extend a signed index held in fewer bits
+    value = static_cast<long long>(index << (64 - bits)) >> (64 - bits);
+  const std::string file = record->where.file;
+  char text[256];
+  std::snprintf(text, sizeof text, "index %lld out of the bounds of %s at %s:%u:%u", value, record->array->name,
+                file.substr(file.find_last_of('/') + 1).c_str(), record->where.line, record->where.column);
+  std::string message = text;
+  if (simt::detail::current != nullptr)
+    message += " by thread " + simt::coords(simt::detail::current->thread_idx) + " of block " +
+               simt::coords(simt::detail::current->block_idx);
+  throw simt::fault(message);
+}
+namespace simt {
+#endif
+
 void set_schedule(std::uint64_t seed) { schedule_seed().store(seed, std::memory_order_relaxed); }
 
 void set_threads(unsigned count) { pool().set_threads(count); }

@@ -82,7 +82,8 @@ inline constexpr int warpSize = 32;
 #pragma GCC visibility push(hidden)
 namespace simt {
 
-// a kernel-side error: divergence, deadlock, misaligned access, a thread's exception
+// a kernel-side error: divergence, deadlock, misaligned access, an index past a fixed-size
+// array (NORMCHECK_SIMT_BOUNDS, runtime.cpp), a thread's exception
 class fault : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

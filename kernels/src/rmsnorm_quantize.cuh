@@ -115,6 +115,7 @@ __device__ __forceinline__ void store_codes(std::uint8_t* p, const std::uint16_t
   word codes = 0;
 #pragma unroll
   for (int e = 0; e < W / 2; ++e) codes |= word(pairs[e]) << (16 * e);
+  NC_CHECK_VECTOR_ACCESS(p, sizeof(word));  // one store of W bytes: aligned to W, as on a device
   *reinterpret_cast<word*>(p) = codes;
 }
 

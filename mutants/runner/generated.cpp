@@ -106,7 +106,8 @@ std::vector<generated_mutant> select_generated(std::vector<generated_mutant> all
                          });
     const bool op_ok = o.operators.empty() ||
                        std::find(o.operators.begin(), o.operators.end(), m.op_class) != o.operators.end();
-    if (file_ok && op_ok) kept.push_back(std::move(m));
+    const bool id_ok = o.ids.empty() || std::find(o.ids.begin(), o.ids.end(), m.id) != o.ids.end();
+    if (file_ok && op_ok && id_ok) kept.push_back(std::move(m));
   }
   if (o.limit > 0 && kept.size() > o.limit) {
     std::vector<std::pair<std::uint64_t, std::size_t>> order;

@@ -44,6 +44,7 @@ struct generated_options {
   std::size_t limit = 0;               // 0: every mutant
   std::vector<std::string> files;      // --only-file: file names (rmsnorm_forward.cuh) or kernels/ paths
   std::vector<std::string> operators;  // --operators: operator classes
+  std::vector<std::string> ids;        // --only: these mutants (their ids), nothing else built
   bool cache = true;
 };
 

@@ -101,11 +101,22 @@ struct usage_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// items separated by sep outside parentheses: a generated mutant's id holds its operator's
+// pair, "rmsnorm_dispatch.cuh:109:27:relational(==,!=)"
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, sep);)
-    if (!item.empty()) out.push_back(item);
+  std::string item;
+  int depth = 0;
+  for (const char c : s) {
+    depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+    if (c == sep && depth <= 0) {
+      if (!item.empty()) out.push_back(item);
+      item.clear();
+    } else {
+      item += c;
+    }
+  }
+  if (!item.empty()) out.push_back(item);
   return out;
 }
 
@@ -656,6 +667,7 @@ int run_main(int argc, char** argv) {
     std::unique_ptr<generated_campaign> gen;
     manifest m;
     if (o.generated) {
+      o.gen.ids = o.only;  // the selection itself: only these are built
       gen = std::make_unique<generated_campaign>(read_generated_config(plugins / "normcheck_generated.json"), o.gen,
                                                  o.out);
       m = gen->select();

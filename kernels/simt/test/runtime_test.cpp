@@ -139,6 +139,16 @@ __global__ void store_vector(float* base, unsigned offset) {
   nc::store16(base + offset, uint4{1, 2, 3, 4});
 }
 
+// a block's table of 4 slots written by every thread of the block: past it from thread 4 on
+constexpr unsigned past_table_line = __LINE__ + 4;
+__global__ void fill_table(float* out) {
+  __shared__ float table[4];
+  const int t = static_cast<int>(threadIdx.x);
+  table[t] = float(t);
+  __syncthreads();
+  out[t] = table[t % 4];
+}
+
 constexpr unsigned deadlock_line = __LINE__ + 5;
 __global__ void mismatched_shuffles(int* out) {
   const int t = static_cast<int>(threadIdx.x);
@@ -436,6 +446,21 @@ TEST(simt_fault, a_misaligned_vector_access_faults) {
   EXPECT_TRUE(contains(text, "(offset 4 mod 16) by thread (1,0,0) of block (1,0,0)"));
   EXPECT_TRUE(contains(fault_of([&] { simt::launch(store_vector, dim3(1), dim3(1), data, 2u); }),
                        "(offset 8 mod 16) by thread (0,0,0) of block (0,0,0)"));
+}
+
+TEST(simt_fault, an_index_past_a_shared_array_faults) {
+#if !NORMCHECK_SIMT_BOUNDS
+  GTEST_SKIP() << "a build under the sanitizers' runtime (NORMCHECK_SIMT_BOUNDS off): that runtime reports the index";
+#else
+  std::vector<float> out(8);
+  simt::launch(fill_table, dim3(1), dim3(4), out.data());
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(out[t], float(t));
+  const std::string text = fault_of([&] { simt::launch(fill_table, dim3(1), dim3(5), out.data()); });
+  EXPECT_TRUE(contains(text, "index 4 out of the bounds of 'float [4]' at runtime_test.cpp:" +
+                                 std::to_string(past_table_line) + ":"))
+      << text;
+  EXPECT_TRUE(contains(text, "by thread (4,0,0) of block (0,0,0)")) << text;
+#endif
 }
 
 TEST(simt_fault, a_deadlock_never_hangs_and_names_what_each_thread_waits_on) {

@@ -124,6 +124,12 @@ TEST(selection, a_limit_takes_the_same_sample_whatever_else_is_generated) {
   o.operators.clear();
   o.files = {"other.cuh"};
   EXPECT_TRUE(nc::mutants::select_generated(all, o).empty());
+  // --only: the mutants named (an id holds its operator's pair, commas included), nothing else
+  o.files.clear();
+  o.ids = {constants.back().id, five.front().id};
+  const auto named = nc::mutants::select_generated(all, o);
+  ASSERT_EQ(named.size(), 2u);
+  for (const auto& m : named) EXPECT_NE(std::find(o.ids.begin(), o.ids.end(), m.id), o.ids.end());
 }
 
 TEST(equivalence, only_identical_object_bytes_are_equivalent) {
