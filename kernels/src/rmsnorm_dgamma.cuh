@@ -1,6 +1,6 @@
 // dgamma[j] = sum over the partial table's rows of partial[s][j]: a SUM over rows,
-// never a mean. A block covers 8 columns with 32 slices of rows; slice k sums rows
-// k, k+32, ... in order, then thread k == 0 adds the 32 slice sums in order. The order
+// never a mean. A block covers 8 columns with 32 slices of rows (4 on simt); slice k sums
+// rows k, k+32, ... in order, then thread k == 0 adds the 32 slice sums in order. The order
 // is fixed by the table's shape alone, so the result is bit-identical run to run.
 // A table holds thousands of rows: many short slices, each with several loads in flight,
 // keep its read from waiting on L2 latency (a warp reads 4 rows of 32 bytes).
@@ -16,7 +16,13 @@
 namespace nc {
 
 constexpr int dgamma_columns = 8;
+#if defined(__CUDACC__)
 constexpr int dgamma_slices = 32;
+#else
+// the simt table has at most 64 rows (16 persistent blocks, launch.cuh), and the emulator's
+// cost is a fiber a thread: 4 slices of 16 rows, a warp a block, instead of 32 slices of 2
+constexpr int dgamma_slices = 4;
+#endif
 
 // a block's slices combine: each thread's sum goes to slice_sums[slice][col_in_block], then
 // slice 0 adds its column's sums in slice order and writes dgamma[j]
