@@ -651,13 +651,22 @@ void draw_quantization(norm_case& c) {
       break;
   }
   if (!drawing_domain().serves_layouts(layout_bits(l, cols, NC_F32))) l = dense_scale_layout(c.op, c.n);
-  // a share of the codes (one byte each: any offset is theirs to take) off the vector width, so
-  // a kernel whose vector path stores W codes at once must see them misaligned beside an x it
-  // would take
-  if (*gen_weighted_index({7, 1}) == 1) {
-    matrix_layout moved = c.layout.y;
-    moved.offset += *gen_uniform(1, 15, 1);
-    if (drawing_domain().serves_layouts(layout_bits(moved, c.n, y_dtype(c)))) c.layout.y = moved;
+  // beside an x a vector path would take, a share of codes that path must refuse: off the
+  // vector width (one byte each: any offset is theirs to take), or every other byte of rows
+  // that start on 16 bytes (a column stride with rows a vector store could still reach)
+  switch (*gen_weighted_index({12, 2, 1})) {
+    case 0: break;
+    case 1: {
+      matrix_layout moved = c.layout.y;
+      moved.offset += *gen_uniform(1, 15, 1);
+      if (drawing_domain().serves_layouts(layout_bits(moved, c.n, y_dtype(c)))) c.layout.y = moved;
+      break;
+    }
+    default: {
+      const matrix_layout spread{0, (2 * c.n + 15) / 16 * 16, 2};
+      if (drawing_domain().serves_layouts(layout_bits(spread, c.n, y_dtype(c)))) c.layout.y = spread;
+      break;
+    }
   }
   if (c.op.scale != NC_SCALE_STATIC) return;
   // the static scale: positive, normal and finite (abi.h); about amax/max for y of rows near 1,

@@ -737,7 +737,7 @@ void detail::launch(kernel_invoker invoke, const void* closure, dim3 grid, dim3 
 }  // namespace simt
 
 // The kernels' fixed-size arrays (__shared__ tables, registers) are indexed under the compiler's
-// bounds check (-fsanitize=bounds, kernels/CMakeLists.txt): an index past an array's bound is a
+// bounds check (-fsanitize=bounds, kernels/simt/CMakeLists.txt): an index past an array's bound is a
 // kernel fault here, as an access past a __shared__ array is on a device under
 // compute-sanitizer, instead of a silent write into its neighbour. The data the compiler passes
 // is the sanitizer runtime's (its out-of-bounds record); the fault leaves the thread as any

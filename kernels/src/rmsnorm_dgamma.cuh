@@ -1,6 +1,6 @@
 // dgamma[j] = sum over the partial table's rows of partial[s][j]: a SUM over rows,
-// never a mean. A block covers 8 columns with 32 slices of rows (4 on simt); slice k sums
-// rows k, k+32, ... in order, then thread k == 0 adds the 32 slice sums in order. The order
+// never a mean. A block covers 8 columns with S = 32 slices of rows (4 on simt); slice k
+// sums rows k, k+S, ... in order, then thread k == 0 adds the S slice sums in order. The order
 // is fixed by the table's shape alone, so the result is bit-identical run to run.
 // A table holds thousands of rows: many short slices, each with several loads in flight,
 // keep its read from waiting on L2 latency (a warp reads 4 rows of 32 bytes).
