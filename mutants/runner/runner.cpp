@@ -587,6 +587,9 @@ int campaign_runner::run() {
     for (std::size_t i = 0; i < o_.gen.files.size(); ++i) repro += (i ? "," : " --only-file ") + o_.gen.files[i];
     for (std::size_t i = 0; i < o_.gen.operators.size(); ++i) repro += (i ? "," : " --operators ") + o_.gen.operators[i];
   }
+  // the mutants named, quoted: a generated id holds parentheses and a comma
+  for (std::size_t i = 0; i < o_.only.size(); ++i) repro += (i ? "," : " --only '") + o_.only[i];
+  if (!o_.only.empty()) repro += "'";
   if (simt()) {
     repro += " --schedules ";
     for (std::size_t i = 0; i < o_.schedules.size(); ++i) repro += (i ? "," : "") + o_.schedules[i];
