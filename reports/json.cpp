@@ -1,5 +1,6 @@
 #include "normcheck/json.hpp"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -179,6 +180,11 @@ class parser {
     char* end = nullptr;
     const double d = std::strtod(digits.c_str(), &end);
     if (end != digits.c_str() + digits.size()) fail("malformed number '" + digits + "'");
+    if (digits.find_first_not_of("0123456789") == std::string::npos) {
+      errno = 0;
+      const unsigned long long u = std::strtoull(digits.c_str(), nullptr, 10);
+      if (errno != ERANGE) return value(u);
+    }
     return value(d);
   }
 };
@@ -198,6 +204,16 @@ bool value::as_bool() const {
 double value::as_number() const {
   if (!is_number()) wrong_type("a number");
   return std::get<double>(v_);
+}
+std::uint64_t value::as_u64() const {
+  if (!is_number()) wrong_type("a number");
+  const std::string text = digits_.empty() ? std::to_string(std::get<double>(v_)) : digits_;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long u = std::strtoull(text.c_str(), &end, 10);
+  if (digits_.empty() || *end != '\0' || errno == ERANGE)
+    throw std::runtime_error("JSON number " + text + " is not an integer in [0, 2^64 - 1]");
+  return u;
 }
 const std::string& value::as_string() const {
   if (!is_string()) wrong_type("a string");
@@ -301,7 +317,9 @@ void value::write(std::string& out, int indent, int depth) const {
     case 1: out += std::get<bool>(v_) ? "true" : "false"; break;
     case 2: {
       const double d = std::get<double>(v_);
-      if (!std::isfinite(d)) {
+      if (!digits_.empty()) {
+        out += digits_;
+      } else if (!std::isfinite(d)) {
         out += "null";  // JSON has no NaN or infinity
       } else if (d == std::floor(d) && std::fabs(d) < 9e15) {
         out += std::to_string(static_cast<long long>(d));

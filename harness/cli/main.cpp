@@ -410,18 +410,6 @@ campaign_options options_of(const options_map& o) {
   return options;
 }
 
-// the variants a kernel declares, in the vocabulary's order (normcheck/variant.hpp)
-std::vector<std::string> declared_variants(const nc::kernel& k) {
-  std::vector<std::string> out;
-  for (const nc::variant_info& v : nc::variants)
-    for (const nc_operation& op : k.capabilities().operations)
-      if (nc::variant_of(op) == v.name) {
-        out.emplace_back(v.name);
-        break;
-      }
-  return out;
-}
-
 // --variant all: the campaign once per variant the kernel declares, the worst verdict
 int run_each_variant(const std::string& command, const std::vector<const property*>& selected, const nc::kernel& k,
                      campaign_options options, const campaign_output& output) {

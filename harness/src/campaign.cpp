@@ -206,10 +206,22 @@ std::string skip_reason(const property& p, const kernel& k, const campaign_optio
   return "";
 }
 
+std::vector<std::string> declared_variants(const kernel& k) {
+  std::vector<std::string> out;
+  for (const variant_info& v : variants)
+    for (const nc_operation& op : k.capabilities().operations)
+      if (variant_of(op) == v.name) {
+        out.emplace_back(v.name);
+        break;
+      }
+  return out;
+}
+
 property_result run_property(const property& p, const kernel& k, const campaign_options& options) {
   if (std::string why = skip_reason(p, k, options); !why.empty()) {
     property_result skipped;
     skipped.name = p.name;
+    skipped.family = p.family;
     skipped.skipped = std::move(why);
     return skipped;
   }
@@ -257,6 +269,7 @@ property_result run_property(const property& p, const kernel& k, const campaign_
 
   property_result r;
   r.name = p.name;
+  r.family = p.family;
   r.planned = s.planned;
   r.cases = s.cases;
   r.seconds = s.seconds();

@@ -27,30 +27,50 @@ namespace nc::harness {
 const std::vector<property>& all_properties() {
   static const std::vector<property> properties = [] {
     std::vector<property> list;
-    const auto add = [&list](std::vector<property> family) {
-      for (property& p : family) list.push_back(std::move(p));
+    const auto add = [&list](property_family family, std::vector<property> members) {
+      for (property& p : members) {
+        p.family = family;
+        list.push_back(std::move(p));
+      }
     };
-    add(differential_properties());
+    using f = property_family;
+    add(f::differential, differential_properties());
     // early in the order, cheap (1000 cases in about a second on simt): a mutation run stops a
     // mutant's suite at its first kill, and a contract mutant's suite ran every property first
-    list.push_back(contract_property());
+    add(f::contract, {contract_property()});
     // cheap too (400 cases in about 7 s on simt), and the only killer of a read whose value is
     // never used
-    list.push_back(access_property());
+    add(f::launch, {access_property()});
     // two backward calls a case, the second on the workspace the first left dirty (early in the
     // order: a first-kill mutation run gets its mutants here in 25 s, not 70 s; the few others
     // that get this far pay 6 s)
-    list.push_back(reused_workspace_property());
-    add(metamorphic_properties());
-    list.push_back(isolation_property());
-    add(dispatch_properties());
-    add(variant_properties());
-    add(quantized_properties());
-    add(launch_properties());
+    add(f::differential, {reused_workspace_property()});
+    add(f::metamorphic, metamorphic_properties());
+    add(f::isolation, {isolation_property()});
+    add(f::dispatch, dispatch_properties());
+    add(f::variant, variant_properties());
+    add(f::quantized, quantized_properties());
+    add(f::launch, launch_properties());
     return list;
   }();
   return properties;
 }
+
+std::string_view family_name(property_family f) {
+  switch (f) {
+    case property_family::differential: return "differential";
+    case property_family::contract: return "contract";
+    case property_family::metamorphic: return "metamorphic";
+    case property_family::isolation: return "isolation";
+    case property_family::dispatch: return "dispatch";
+    case property_family::variant: return "variant";
+    case property_family::quantized: return "quantized";
+    case property_family::launch: return "launch";
+  }
+  return "unknown";
+}
+
+bool judges_values(property_family f) { return f != property_family::contract && f != property_family::isolation; }
 
 const property* find_property(const std::string& name) {
   for (const property& p : all_properties())

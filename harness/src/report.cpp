@@ -35,34 +35,6 @@ std::string verdict(const property_result& r) {
   return "pass";
 }
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char ch : s) {
-    switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (ch < 0x20) {
-          char code[8];
-          std::snprintf(code, sizeof code, "\\u%04x", ch);
-          out += code;
-        } else {
-          out += char(ch);
-        }
-    }
-  }
-  return out + "\"";
-}
-
-std::string json_number(double v) {
-  if (!std::isfinite(v)) return "null";
-  std::ostringstream out;
-  out << std::setprecision(9) << v;
-  return out.str();
-}
-
 const char* judged_name(class_share::verdict v) {
   switch (v) {
     case class_share::verdict::reported: return "reported";
@@ -103,19 +75,6 @@ std::string format_summary(const campaign_report& report) {
                             : "FAILED")
       << "\n";
   return out.str();
-}
-
-// what kind of claim a property makes, for the mutation scores: the strict score counts kills
-// by differential and metamorphic properties only
-std::string kind_of(const std::string& property) {
-  const auto ends_with = [&](const char* tail) {
-    const std::string t(tail);
-    return property.size() >= t.size() && property.compare(property.size() - t.size(), t.size(), t) == 0;
-  };
-  if (ends_with("_match_the_exact_oracle") || ends_with("_matches_the_exact_oracle")) return "differential";
-  if (property.rfind("invalid_calls", 0) == 0) return "contract";
-  if (property.rfind("a_non_finite_row", 0) == 0) return "isolation";
-  return "metamorphic";
 }
 
 // a failure the kernel raised (its error or fault) rather than a value the property compared:
@@ -190,52 +149,116 @@ std::string to_junit(const campaign_report& report, const std::vector<std::strin
   return out.str();
 }
 
-std::string to_json(const campaign_report& report) {
-  std::ostringstream out;
-  out << "{\n  \"schema\": \"normcheck-campaign\",\n  \"version\": 1,\n"
-      << "  \"command\": " << json_string(report.command) << ",\n"
-      << "  \"started\": " << json_string(report.started) << ",\n"
-      << "  \"backend\": " << json_string(report.backend) << ",\n"
-      << "  \"machine\": " << json_string(report.machine) << ",\n"
-      << "  \"kernel\": {\"path\": " << json_string(report.kernel_path) << ", \"name\": " << json_string(report.kernel_name)
-      << "},\n"
-      << "  \"seed\": " << report.seed << ",\n  \"case_scale\": " << json_number(report.scale) << ",\n"
-      << "  \"seconds\": " << json_number(report.seconds) << ",\n  \"cases\": " << report.cases() << ",\n"
-      << "  \"cases_per_second\": " << json_number(report.seconds > 0 ? double(report.cases()) / report.seconds : 0)
-      << ",\n  \"passed\": " << (report.passed() ? "true" : "false")
-      << ",\n  \"capabilities\": " << json_string(report.capabilities) << ",\n  \"not_exercised\": [";
-  const char* separator = "";
-  for (const std::string& what : report.not_served) out << separator << json_string(what), separator = ", ";
-  for (const property_result& r : report.properties)
-    if (!r.skipped.empty()) out << separator << json_string("property " + r.name + ": " + r.skipped), separator = ", ";
-  out << "],\n  \"properties\": [";
-  for (std::size_t i = 0; i < report.properties.size(); ++i) {
-    const property_result& r = report.properties[i];
-    out << (i ? "," : "") << "\n    {\"name\": " << json_string(r.name) << ", \"kind\": " << json_string(kind_of(r.name))
-        << ", \"verdict\": " << json_string(verdict(r)) << ", \"failed\": " << (r.failed ? "true" : "false")
-        << ", \"cases\": " << r.cases << ", \"planned\": " << r.planned << ", \"seconds\": " << json_number(r.seconds)
-        << ", \"max_error_in_bounds\": " << json_number(r.max_error_in_bounds)
-        << ", \"fixed_table_misses\": " << r.fixed_table_misses;
-    if (!r.skipped.empty()) out << ", \"skipped\": " << json_string(r.skipped);
-    if (r.failed)
-      out << ", \"cases_to_failure\": " << r.cases + 1 << ", \"seconds_to_failure\": " << json_number(r.seconds)
-          << ", \"error\": " << (raised_by_kernel(report, r) ? "true" : "false")
-          << ", \"message\": " << json_string(r.failure.substr(0, r.failure.find('\n')))
-          << ", \"failure\": " << json_string(r.failure) << ", \"counterexample\": " << json_string(r.counterexample)
-          << ", \"reproduce\": " << json_string(r.reproduce) << ", \"case_file\": " << json_string(r.case_file)
-          << ", \"shrinks\": " << r.shrinks;
-    out << ",\n     \"distribution\": [";
-    for (std::size_t k = 0; k < r.distribution.size(); ++k) {
-      const class_share& c = r.distribution[k];
-      out << (k ? ", " : "") << "{\"dimension\": " << json_string(c.dimension) << ", \"class\": " << json_string(c.cls)
-          << ", \"cases\": " << c.count << ", \"share\": " << json_number(c.share);
-      if (c.min_share > 0) out << ", \"min_share\": " << json_number(c.min_share);
-      out << ", \"verdict\": " << json_string(judged_name(c.judged)) << "}";
-    }
-    out << "]}";
+json::value to_json(const property_result& r) {
+  json::value v = json::object{};
+  v.set("name", r.name);
+  v.set("kind", family_name(r.family));
+  v.set("judges_values", judges_values(r.family));
+  v.set("verdict", verdict(r));
+  v.set("failed", r.failed);
+  v.set("distribution_short", r.distribution_short);
+  v.set("cases", r.cases);
+  v.set("planned", r.planned);
+  v.set("seconds", r.seconds);
+  v.set("max_error_in_bounds", r.max_error_in_bounds);  // null where not finite
+  v.set("fixed_table_misses", r.fixed_table_misses);
+  if (!r.skipped.empty()) v.set("skipped", r.skipped);
+  if (r.failed) {
+    v.set("cases_to_failure", r.cases + 1);
+    v.set("seconds_to_failure", r.seconds);
+    v.set("message", r.failure.substr(0, r.failure.find('\n')));
   }
-  out << "\n  ]\n}\n";
-  return out.str();
+  for (const auto& [key, text] : {std::pair<const char*, const std::string&>{"failure", r.failure},
+                                  {"counterexample", r.counterexample}, {"reproduce", r.reproduce},
+                                  {"case_file", r.case_file}, {"case_file_error", r.case_file_error},
+                                  {"unsaved_case", r.unsaved_case}})
+    if (!text.empty()) v.set(key, text);
+  if (r.shrinks) v.set("shrinks", r.shrinks);
+  json::value distribution = json::array{};
+  for (const class_share& c : r.distribution) {
+    json::value x = json::object{};
+    x.set("dimension", c.dimension);
+    x.set("class", c.cls);
+    x.set("cases", c.count);
+    x.set("share", c.share);
+    if (c.min_share > 0) x.set("min_share", c.min_share);
+    x.set("verdict", judged_name(c.judged));
+    distribution.push(std::move(x));
+  }
+  v.set("distribution", std::move(distribution));
+  return v;
+}
+
+property_result property_result_from_json(const json::value& v) {
+  if (!v.is_object()) throw std::runtime_error("a property result is not a JSON object");
+  property_result r;
+  r.name = v["name"].as_string();
+  const std::string family = v["kind"].as_string();
+  bool known = false;
+  for (int f = 0; f <= int(property_family::launch); ++f)
+    if (family_name(property_family(f)) == family) r.family = property_family(f), known = true;
+  if (!known) throw std::runtime_error("property result '" + r.name + "': unknown kind '" + family + "'");
+  r.failed = v["failed"].as_bool();
+  r.distribution_short = v["distribution_short"].as_bool();
+  r.cases = std::int64_t(v["cases"].as_number());
+  r.planned = std::int64_t(v["planned"].as_number());
+  r.seconds = v["seconds"].as_number();
+  r.max_error_in_bounds = v["max_error_in_bounds"].is_null() ? HUGE_VAL : v["max_error_in_bounds"].as_number();
+  r.fixed_table_misses = std::int64_t(v["fixed_table_misses"].as_number());
+  r.skipped = v.get_string("skipped");
+  r.failure = v.get_string("failure");
+  r.counterexample = v.get_string("counterexample");
+  r.reproduce = v.get_string("reproduce");
+  r.case_file = v.get_string("case_file");
+  r.case_file_error = v.get_string("case_file_error");
+  r.unsaved_case = v.get_string("unsaved_case");
+  r.shrinks = std::int64_t(v.get_number("shrinks"));
+  for (const json::value& x : v["distribution"].as_array()) {
+    class_share c;
+    c.dimension = x["dimension"].as_string();
+    c.cls = x["class"].as_string();
+    c.count = std::int64_t(x["cases"].as_number());
+    c.share = x["share"].as_number();
+    c.min_share = x.get_number("min_share");
+    const std::string judged = x["verdict"].as_string();
+    known = false;
+    for (int j = 0; j <= int(class_share::verdict::reached_within_chance); ++j)
+      if (judged == judged_name(class_share::verdict(j))) c.judged = class_share::verdict(j), known = true;
+    if (!known) throw std::runtime_error("property result '" + r.name + "': unknown class verdict '" + judged + "'");
+    r.distribution.push_back(std::move(c));
+  }
+  return r;
+}
+
+std::string to_json(const campaign_report& report) {
+  json::value v = json::object{};
+  v.set("schema", "normcheck-campaign");
+  v.set("version", 1);
+  v.set("command", report.command);
+  v.set("started", report.started);
+  v.set("backend", report.backend);
+  v.set("machine", report.machine);
+  v.set("kernel", json::object{{"path", report.kernel_path}, {"name", report.kernel_name}});
+  v.set("seed", report.seed);
+  v.set("case_scale", report.scale);
+  v.set("seconds", report.seconds);
+  v.set("cases", report.cases());
+  v.set("cases_per_second", report.seconds > 0 ? double(report.cases()) / report.seconds : 0.0);
+  v.set("passed", report.passed());
+  v.set("capabilities", report.capabilities);
+  json::value not_exercised = json::array{};
+  for (const std::string& what : report.not_served) not_exercised.push(what);
+  for (const property_result& r : report.properties)
+    if (!r.skipped.empty()) not_exercised.push("property " + r.name + ": " + r.skipped);
+  v.set("not_exercised", std::move(not_exercised));
+  json::value properties = json::array{};
+  for (const property_result& r : report.properties) {
+    json::value p = to_json(r);
+    if (r.failed) p.set("error", raised_by_kernel(report, r));
+    properties.push(std::move(p));
+  }
+  v.set("properties", std::move(properties));
+  return v.dump(2) + "\n";
 }
 
 std::string utc_now() {

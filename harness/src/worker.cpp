@@ -22,17 +22,9 @@
 #include <type_traits>
 
 #include "normcheck/harness/case_file.hpp"
+#include "normcheck/harness/report.hpp"
 
 namespace nc::harness {
-
-// The serializer below must name every field of property_result and class_share: a field added
-// there and not here would silently vanish from every isolated run. The sizes catch that on the
-// one ABI they are known for (libstdc++ on x86-64); update encode/decode_property_result with them.
-#if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(class_share) == 96, "class_share changed: update the wire format in harness/src/worker.cpp");
-static_assert(sizeof(property_result) == 336,
-              "property_result changed: update encode/decode_property_result in harness/src/worker.cpp");
-#endif
 
 // ---- the wire format: little-endian integers, doubles as their bits, strings as length + bytes
 
@@ -181,44 +173,11 @@ norm_case decode_case(const std::string& bytes) {
   return c;
 }
 
-std::string encode_property_result(const property_result& p) {
-  wire_writer w;
-  w.str(p.name), w.i64(p.cases), w.i64(p.planned), w.f64(p.seconds), w.f64(p.max_error_in_bounds);
-  w.i64(p.fixed_table_misses);
-  w.u64(p.distribution.size());
-  for (const class_share& c : p.distribution) {
-    w.str(c.dimension), w.str(c.cls), w.i64(c.count), w.f64(c.share), w.f64(c.min_share);
-    w.u64(std::uint64_t(c.judged));
-  }
-  w.u64(p.failed), w.u64(p.distribution_short);
-  w.str(p.failure), w.str(p.counterexample), w.str(p.reproduce), w.str(p.case_file);
-  w.i64(p.shrinks), w.str(p.skipped);
-  w.str(p.case_file_error), w.str(p.unsaved_case);
-  return w.take();
-}
+// a result travels as the report writes it (report.hpp): one serializer of a property's result
+std::string encode_property_result(const property_result& p) { return to_json(p).dump(-1); }
 
 property_result decode_property_result(const std::string& bytes) {
-  wire_reader r(bytes);
-  property_result p;
-  p.name = r.str(), p.cases = r.i64(), p.planned = r.i64(), p.seconds = r.f64(), p.max_error_in_bounds = r.f64();
-  p.fixed_table_misses = r.i64();
-  const std::uint64_t count = r.u64();
-  if (count > bytes.size()) throw std::runtime_error("a worker's message is malformed (distribution count)");
-  for (std::uint64_t i = 0; i < count; ++i) {
-    class_share c;
-    c.dimension = r.str(), c.cls = r.str(), c.count = r.i64(), c.share = r.f64(), c.min_share = r.f64();
-    const std::uint64_t judged = r.u64();
-    if (judged > std::uint64_t(class_share::verdict::reached_within_chance))
-      throw std::runtime_error("a worker's message is malformed (a class verdict)");
-    c.judged = class_share::verdict(judged);
-    p.distribution.push_back(std::move(c));
-  }
-  p.failed = r.u64() != 0, p.distribution_short = r.u64() != 0;
-  p.failure = r.str(), p.counterexample = r.str(), p.reproduce = r.str(), p.case_file = r.str();
-  p.shrinks = r.i64(), p.skipped = r.str();
-  p.case_file_error = r.str(), p.unsaved_case = r.str();
-  r.end();
-  return p;
+  return property_result_from_json(json::value::parse(bytes));
 }
 
 // ---- the environment
@@ -671,6 +630,7 @@ property_result run_property_isolated(const property& p, const kernel& k, const 
   const worker_death& d = *w.death;
   property_result r;
   r.name = p.name;
+  r.family = p.family;
   r.planned = last.cases_planned;
   r.cases = last.cases_done;
   r.shrinks = last.shrinks;

@@ -56,22 +56,30 @@ TEST(case_file, a_malformed_file_is_rejected_naming_the_line) {
   EXPECT_THROW(parse_case_file("format = normcheck-case 1\nm = 1\n"), case_file_error);
 }
 
-TEST(registry, every_property_is_registered_with_ctest_and_named_once) {
-  const auto listed = [](const char* text) {
-    std::set<std::string> out;
-    std::stringstream names(text);
-    for (std::string name; std::getline(names, name, ',');) out.insert(name);
-    return out;
+TEST(registry, every_property_is_a_ctest_test_once_on_each_backend_it_can_run_on) {
+  const kernel shipped = kernel::shipped("simt");
+  const std::string script = ctest_script("property_test", {"simt", "cuda"}, shipped);
+  const auto count = [&](const std::string& text) {
+    std::size_t n = 0;
+    for (std::size_t at = script.find(text); at != std::string::npos; at = script.find(text, at + 1)) ++n;
+    return n;
   };
-  std::set<std::string> everywhere, device_only;
+  std::set<std::string> names;
   for (const property& p : all_properties()) {
-    EXPECT_TRUE((p.device_only.empty() ? everywhere : device_only).insert(p.name).second) << p.name << " twice";
+    EXPECT_TRUE(names.insert(p.name).second) << p.name << " twice";
     EXPECT_GT(p.cases, 0) << p.name;
+    EXPECT_EQ(count("add_test([==[property_simt." + p.name + "]==]"), p.device_only.empty() ? 1u : 0u) << p.name;
+    EXPECT_EQ(count("add_test([==[property_cuda." + p.name + "]==]"), 1u) << p.name;
   }
-  EXPECT_EQ(listed(NORMCHECK_REGISTERED_PROPERTIES), everywhere)
-      << "harness/test/CMakeLists.txt NORMCHECK_PROPERTIES and the registry differ";
-  EXPECT_EQ(listed(NORMCHECK_DEVICE_PROPERTIES), device_only)
-      << "harness/test/CMakeLists.txt NORMCHECK_DEVICE_PROPERTIES and the registry's device-only properties differ";
+  // each declared variant alone through the differential properties (the forward's alone for a
+  // quantized output): the shipped kernel declares residual adds, offsets, per-head rows and
+  // quantized outputs
+  EXPECT_EQ(count("add_test([==[variant_simt.add_rmsnorm.dx_matches_the_exact_oracle]==]"), 1u);
+  EXPECT_EQ(count("add_test([==[variant_simt.head_rmsnorm.y_and_r_match_the_exact_oracle]==]"), 1u);
+  EXPECT_EQ(count("add_test([==[variant_cuda.rmsnorm_fp8_per_group.y_and_r_match_the_exact_oracle]==]"), 1u);
+  EXPECT_EQ(count("add_test([==[variant_simt.rmsnorm_fp8_static.dx_matches_the_exact_oracle]==]"), 0u);
+  EXPECT_EQ(count("add_test([==[variant_simt.rmsnorm."), 0u);
+  EXPECT_EQ(count("NORMCHECK_VARIANT=gemma_rmsnorm;NORMCHECK_CASE_SCALE=0.2"), 2u * 4u);  // 4 properties, 2 backends
 }
 
 // the contract's vocabulary is one catalog (normcheck/contract_rules.hpp): the contract

@@ -8,8 +8,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "normcheck/environment.hpp"
 #include "normcheck/harness/campaign.hpp"
@@ -61,6 +64,22 @@ nc::kernel kernel_from_environment() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // property_test --ctest-script FILE BACKEND...: the suite as ctest's tests (campaign.hpp)
+  if (argc >= 4 && std::string(argv[1]) == "--ctest-script") {
+    try {
+      const std::vector<std::string> backends(argv + 3, argv + argc);
+      const std::string script = ctest_script(std::filesystem::canonical("/proc/self/exe").string(), backends,
+                                              nc::kernel::shipped("simt"));
+      std::ofstream file(argv[2]);
+      file << script;
+      file.close();
+      if (!file) throw std::runtime_error(std::string("cannot write ") + argv[2]);
+      return 0;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "property_test --ctest-script: %s\n", e.what());
+      return 1;
+    }
+  }
   ::testing::InitGoogleTest(&argc, argv);
   std::optional<nc::kernel> loaded;
   try {

@@ -78,6 +78,7 @@ suite_result parse_suite(const json::value& doc) {
     property_result x;
     x.name = string_field(p, "name", "suite result property");
     x.kind = p.get_string("kind");
+    x.judges_values = p.get_bool("judges_values");
     x.cases = long(p.get_number("cases"));
     const json::value& failed = member(p, "failed", "suite result property");
     if (!failed.is_bool()) throw std::runtime_error("suite result property '" + x.name + "': 'failed' must be true or false");
@@ -189,7 +190,7 @@ void judge(reports::mutant& d, const std::vector<run>& runs) {
       }
       if (killers.insert(p.name).second)
         d.kills.push_back({p.name, p.kind, p.error, p.cases_to_failure, p.seconds_to_failure,
-                           counterexample_text(p.counterexample), p.message});
+                           counterexample_text(p.counterexample), p.message, p.judges_values});
     }
   }
   if (!d.kills.empty()) {

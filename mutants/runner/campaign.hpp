@@ -40,6 +40,7 @@ manifest read_manifest(const std::filesystem::path& path);
 /// One property's entry in the suite result.
 struct property_result {
   std::string name, kind;
+  bool judges_values = false;  ///< a failure of it is a wrong value (its family's, property.hpp)
   long cases = 0;
   bool failed = false;
   long cases_to_failure = 0;

@@ -134,6 +134,7 @@ json::value verdict_to_json(const reports::mutant& m) {
     json::value x = json::object{};
     x.set("property", k.property);
     x.set("kind", k.kind);
+    x.set("judges_values", k.judges_values);
     x.set("error", k.error);
     x.set("cases", k.cases);
     x.set("seconds", k.seconds);
@@ -165,7 +166,8 @@ void verdict_from_json(const json::value& v, reports::mutant& m) {
   m.kills.clear();
   for (const json::value& k : v["kills"].as_array())
     m.kills.push_back({k.get_string("property"), k.get_string("kind"), k.get_bool("error"), long(k.get_number("cases")),
-                       k.get_number("seconds"), k.get_string("counterexample"), k.get_string("message")});
+                       k.get_number("seconds"), k.get_string("counterexample"), k.get_string("message"),
+                       k.get_bool("judges_values")});
   m.covered_by.clear();
   for (const json::value& p : v["covered_by"].as_array()) m.covered_by.push_back(p.as_string());
   m.cases_to_kill.reset();

@@ -30,6 +30,15 @@ TEST(json, malformed_text_names_the_line_and_column) {
   EXPECT_THROW(json::value::parse("{} x"), json::parse_error);
 }
 
+TEST(json, a_64_bit_integer_is_written_and_read_back_exactly) {
+  const std::uint64_t seed = 18446744073709551557ull;  // past 2^53: a double would round it
+  const json::value v = json::object{{"seed", seed}};
+  EXPECT_EQ(v.dump(-1), "{\"seed\":18446744073709551557}");
+  EXPECT_EQ(json::value::parse(v.dump(-1))["seed"].as_u64(), seed);
+  EXPECT_THROW(json::value::parse("1.5").as_u64(), std::runtime_error);
+  EXPECT_THROW(json::value::parse("-1").as_u64(), std::runtime_error);
+}
+
 TEST(json, a_string_cannot_end_a_script_element) {
   EXPECT_EQ(json::quote("</script>"), "\"<\\/script>\"");
 }

@@ -37,13 +37,13 @@ inline campaign sample_campaign() {
     return &c.mutants.back();
   };
   mutant* k = add("fwd-mean-block", status::killed, "static_cast<float>(p.n)", "static_cast<float>(block)");
-  k->kills = {{"differential.forward", "differential", false, 12, 0.4, "m=1 n=257 fp32", "y off by 41%"},
+  k->kills = {{"differential.forward", "differential", false, 12, 0.4, "m=1 n=257 fp32", "y off by 41%", true},
               {"contract.guard_bands", "contract", false, 3, 0.1, "", "guard written"}};
   k->cases_to_kill = 12;
   k->seconds_to_kill = 0.4;
   k->reason = "killed by differential.forward after 12 cases: y off by 41%\nfirst counterexample: m=1 n=257 fp32";
   mutant* f = add("vector-no-align-check", status::killed, "+ p.epsilon", "");
-  f->kills = {{"differential.forward", "differential", true, 2, 0.05, "", "simt: misaligned 16-byte access"}};
+  f->kills = {{"differential.forward", "differential", true, 2, 0.05, "", "simt: misaligned 16-byte access", true}};
   f->cases_to_kill = 2;
   f->seconds_to_kill = 0.05;
   f->reason = "killed by differential.forward (a fault)";

@@ -143,7 +143,7 @@ TEST(cache, a_verdict_reads_back_as_it_was_written) {
   m.id = "row.cuh:9:40:relational(<,<=)";
   m.result = nc::reports::status::killed;
   m.reason = "killed by y_and_r_match_the_exact_oracle";
-  m.kills.push_back({"y_and_r_match_the_exact_oracle", "differential", false, 12, 0.5, "case", "y wrong"});
+  m.kills.push_back({"y_and_r_match_the_exact_oracle", "differential", false, 12, 0.5, "case", "y wrong", true});
   m.covered_by = {"y_and_r_match_the_exact_oracle"};
   m.cases_to_kill = 12;
   m.seconds_to_kill = 0.5;

@@ -13,10 +13,10 @@ const char* suite_with_two_kills = R"({
   "kernel": "lib/libnormcheck_mutant_x_simt.so", "backend": "simt", "seed": "7",
   "properties": [
     {"name": "contract.rejects", "kind": "contract", "cases": 40, "failed": false, "seconds": 1.5},
-    {"name": "differential.forward", "kind": "differential", "cases": 12, "failed": true,
+    {"name": "differential.forward", "kind": "differential", "judges_values": true, "cases": 12, "failed": true,
      "cases_to_failure": 12, "seconds_to_failure": 0.25, "seconds": 0.5,
      "counterexample": "m=1 n=257 fp32", "message": "y[0] = 1.411458, exact 0.9999995"},
-    {"name": "metamorphic.scaling", "kind": "metamorphic", "cases": 3, "failed": true,
+    {"name": "metamorphic.scaling", "kind": "metamorphic", "judges_values": true, "cases": 3, "failed": true,
      "cases_to_failure": 3, "seconds_to_failure": 0.1, "error": true, "message": "simt fault"}
   ]})";
 
@@ -68,7 +68,7 @@ TEST(judge, a_mutant_failing_two_properties_is_killed_by_both) {
 
 TEST(judge, a_kill_by_a_fault_alone_is_not_strict) {
   reports::mutant d;
-  judge(d, {run_of(R"({"properties": [{"name": "differential.dx", "kind": "differential", "cases": 5,
+  judge(d, {run_of(R"({"properties": [{"name": "differential.dx", "kind": "differential", "judges_values": true, "cases": 5,
                         "failed": true, "error": true, "message": "misaligned"}]})")});
   EXPECT_EQ(d.result, status::killed);
   EXPECT_FALSE(d.strict_kill());

@@ -33,8 +33,9 @@ class value {
   value(int i) : v_(double(i)) {}
   value(long i) : v_(double(i)) {}
   value(long long i) : v_(double(i)) {}
-  value(unsigned long i) : v_(double(i)) {}
-  value(unsigned long long i) : v_(double(i)) {}
+  // a 64-bit integer keeps its exact digits (a seed past 2^53 written and read back unchanged)
+  value(unsigned long i) : v_(double(i)), digits_(std::to_string(i)) {}
+  value(unsigned long long i) : v_(double(i)), digits_(std::to_string(i)) {}
   value(const char* s) : v_(std::string(s)) {}
   value(std::string s) : v_(std::move(s)) {}
   value(std::string_view s) : v_(std::string(s)) {}
@@ -57,6 +58,8 @@ class value {
   /// Typed access; each throws std::runtime_error naming the expected type on a mismatch.
   bool as_bool() const;
   double as_number() const;
+  /// an integer number in [0, 2^64 - 1], exactly as written; throws std::runtime_error otherwise
+  std::uint64_t as_u64() const;
   const std::string& as_string() const;
   const array& as_array() const;
   const object& as_object() const;
@@ -81,6 +84,7 @@ class value {
 
  private:
   std::variant<std::nullptr_t, bool, double, std::string, array, object> v_{nullptr};
+  std::string digits_;  ///< a number's exact decimal digits where it is a non-negative integer
   void write(std::string& out, int indent, int depth) const;
 };
 

@@ -3,8 +3,8 @@
 //   markdown()  the kill table and the two scores
 //   html()      one self-contained page on the mutation-testing-elements web component
 // Score = (killed + timeout) / (killed + timeout + survived). The strict score counts only
-// mutants that a differential or metamorphic property killed with a wrong value: not kills by
-// a fault, a crash or a contract property.
+// mutants that a property judging values killed with a wrong value: not kills by a fault, a
+// crash, a contract or an isolation property.
 #pragma once
 
 #include <filesystem>
@@ -31,8 +31,8 @@ struct location {
   position start, end;
 };
 
-/// A property of the suite: its name (the test id) and kind (differential, metamorphic,
-/// contract, isolation).
+/// A property of the suite: its name (the test id) and kind (its family: differential,
+/// metamorphic, contract, isolation, dispatch, variant, quantized, launch).
 struct property {
   std::string name, kind;
 };
@@ -45,8 +45,9 @@ struct kill {
   double seconds = 0;  // seconds the property ran up to its failure
   std::string counterexample;  // the shrunk case (file text, or the path when unreadable)
   std::string message;
-  /// A kill by a wrong value from a differential or metamorphic property.
-  bool strict() const { return !error && (kind == "differential" || kind == "metamorphic"); }
+  bool judges_values = false;  // the property judges values (not a contract or isolation one)
+  /// A kill by a wrong value from a property that judges values.
+  bool strict() const { return !error && judges_values; }
 };
 
 struct mutant {

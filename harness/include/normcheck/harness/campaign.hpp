@@ -62,6 +62,7 @@ struct class_share {
 
 struct property_result {
   std::string name;
+  property_family family = property_family::differential;  ///< the property's (property.hpp)
   std::int64_t cases = 0;        ///< cases that passed
   std::int64_t planned = 0;
   double seconds = 0;
@@ -91,6 +92,16 @@ capabilities domain_of(const kernel& k, const campaign_options& options);
 /// why a property does not run on a kernel (it needs device memory, or something the domain
 /// cannot serve: property::needs); empty when it runs
 std::string skip_reason(const property& p, const kernel& k, const campaign_options& options);
+
+/// the variants a kernel declares (normcheck/variant.hpp), in the vocabulary's order
+std::vector<std::string> declared_variants(const kernel& k);
+
+/// ctest's property suite as the CMake script ctest includes (add_test and its properties):
+/// property_BACKEND.NAME for every property of the registry on each backend (the device-only
+/// ones on a device's backend only; labels `property`, `variant` for the variants' families,
+/// `gpu` off simt), and variant_BACKEND.VARIANT.NAME for each variant the shipped kernel
+/// declares through the differential properties that draw it. binary: the property test program
+std::string ctest_script(const std::string& binary, const std::vector<std::string>& backends, const kernel& shipped);
 
 /// runs one property on a kernel, drawing inside domain_of(k, options); a property the
 /// domain cannot serve (property::needs) is skipped with the reason

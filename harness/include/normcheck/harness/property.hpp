@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <rapidcheck.h>
@@ -47,6 +48,14 @@ struct intended_share {
   std::optional<std::pair<std::string, std::string>> unless_observed = {};
 };
 
+/// the kind of claim a property makes: its family, each in a file of its own (properties.cpp)
+enum class property_family { differential, contract, metamorphic, isolation, dispatch, variant, quantized, launch };
+/// "differential", "contract", ...: how reports and the mutation runner spell a family
+std::string_view family_name(property_family f);
+/// a failure of this family is a wrong value, judged against the oracle or a relation: a kill by
+/// it counts in the strict mutation score (a contract or isolation property's does not)
+bool judges_values(property_family f);
+
 struct property {
   std::string name;                 ///< the test name, a sentence in snake_case
   std::vector<std::string> groups;  ///< "forward", "backward", "gamma": what `normcheck check GROUP` runs
@@ -74,6 +83,8 @@ struct property {
   /// what the property needs of the plugin beyond device_only (its backend, a library of
   /// normcheck's): "" where it can run, else why not; such a run is reported as not exercised
   std::function<std::string(const kernel&)> needs_backend;
+  /// its family: declared by the registry (properties.cpp), which adds each family's properties
+  property_family family = property_family::differential;
 };
 
 /// every property, in the order a campaign runs them

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "normcheck/harness/campaign.hpp"
+#include "normcheck/json.hpp"
 
 namespace nc::harness {
 
@@ -35,6 +36,13 @@ std::string format_summary(const campaign_report& report);
 
 /// the report as JSON (schema "normcheck-campaign", version 1)
 std::string to_json(const campaign_report& report);
+
+/// one property's result as JSON, every field: the one serializer of a result (the campaign
+/// report writes it, an isolated worker sends it, the mutation runner reads it back); "kind" is
+/// its family, "judges_values" whether a failure of it is a wrong value (property.hpp)
+json::value to_json(const property_result& r);
+/// throws std::runtime_error (json::parse_error) on a document that is not such a result
+property_result property_result_from_json(const json::value& v);
 
 /// the report as JUnit XML, for CI systems: a testsuite of the campaign (kernel, backend, seed,
 /// variant as properties), a testcase per property (its seconds; a <failure> whose text is the
