@@ -64,6 +64,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -78,6 +79,9 @@
 #include "bench/launch_floor.hpp"
 #include "normcheck/harness/case.hpp"
 #include "normcheck/harness/judge.hpp"
+#include "normcheck/harness/exit_code.hpp"
+#include "normcheck/harness/options.hpp"
+#include "normcheck/harness/worker.hpp"
 #include "normcheck/kernel.hpp"
 #include "normcheck/nvidia.hpp"
 #include "normcheck/oracles/compare.hpp"
@@ -163,30 +167,10 @@ const char* usage =
     "                    then OUT/compare.md puts every kernel side by side\n"
     "Exit status: 0 all rows timed and spot-checked, 1 a row failed, 64 usage, 77 no device.\n";
 
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> parts;
-  std::string part;
-  std::istringstream in(text);
-  while (std::getline(in, part, sep))
-    if (!part.empty()) parts.push_back(part);
-  return parts;
-}
+using nc::usage_error;
 
 std::int64_t parse_int(const std::string& option, const std::string& text, std::int64_t min) {
-  std::size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty() || v < min)
-    throw usage_error(option + " '" + text + "': need an integer >= " + std::to_string(min));
-  return v;
+  return std::int64_t(nc::parse_integer(option, text, std::uint64_t(min), std::numeric_limits<std::int64_t>::max()));
 }
 
 std::optional<nc_dtype> parse_dtype(const std::string& s) {
@@ -201,69 +185,62 @@ const char* dtype_label(nc_dtype t) { return t == NC_F32 ? "float32" : t == NC_F
 std::size_t dtype_bytes(nc_dtype t) { return t == NC_F32 ? 4 : 2; }
 
 options parse(int argc, char** argv, bool& help) {
+  const int first = argc > 0 && std::string(argv[0]) == "bench" ? 1 : 0;
+  const nc::options a(argc, argv, first, "normcheck bench",
+                      {"kernel", "out", "commit", "warmup", "samples", "calls", "l2-mb", "shapes", "variants", "dtypes"},
+                      {"alloc-per-call"}, {"peer"});
+  help = a.help();
+  a.no_positional("normcheck bench");
   options o;
-  int i = 0;
-  if (argc > 0 && std::string(argv[0]) == "bench") i = 1;
-  for (; i < argc; ++i) {
-    std::string arg = argv[i], value;
-    const bool has_inline = arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos;
-    if (has_inline) value = arg.substr(arg.find('=') + 1), arg = arg.substr(0, arg.find('='));
-    auto next = [&]() -> std::string {
-      if (has_inline) return value;
-      if (i + 1 >= argc) throw usage_error(arg + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--help" || arg == "-h") help = true;
-    else if (arg == "--kernel") o.kernel_path = next();
-    else if (arg == "--out") o.out = next();
-    else if (arg == "--commit") o.commit = next();
-    else if (arg == "--warmup") o.warmup = int(parse_int(arg, next(), 0));
-    else if (arg == "--samples") o.samples = int(parse_int(arg, next(), 1));
-    else if (arg == "--calls") o.calls = int(parse_int(arg, next(), 1));
-    else if (arg == "--l2-mb") o.l2_mb = double(parse_int(arg, next(), 0));
-    else if (arg == "--alloc-per-call") o.alloc_per_call = true;
-    else if (arg == "--peer") {
-      const std::string spec = next();
-      const bool plugin = spec.size() > 3 && spec.ends_with(".so");
-      if (!plugin && spec != "eager" && spec != "compiled" && spec.find(".py") == std::string::npos)
-        throw usage_error("--peer '" + spec + "': need a plugin (.so), eager, compiled or FILE.py[:FUNCTION]");
-      o.peers.push_back(spec);
+  const int most = std::numeric_limits<int>::max();
+  if (auto v = a.get("kernel")) o.kernel_path = *v;
+  if (auto v = a.get("out")) o.out = *v;
+  if (auto v = a.get("commit")) o.commit = *v;
+  o.warmup = int(a.integer("warmup", o.warmup, 0, most));
+  o.samples = int(a.integer("samples", o.samples, 1, most));
+  o.calls = int(a.integer("calls", o.calls, 1, most));
+  o.l2_mb = double(a.integer("l2-mb", std::uint64_t(o.l2_mb), 0, 1 << 20));
+  o.alloc_per_call = a.has("alloc-per-call");
+  for (const std::string& spec : a.list("peer")) {
+    const bool plugin = spec.size() > 3 && spec.ends_with(".so");
+    if (!plugin && spec != "eager" && spec != "compiled" && spec.find(".py") == std::string::npos)
+      throw usage_error("--peer '" + spec + "': need a plugin (.so), eager, compiled or FILE.py[:FUNCTION]");
+    o.peers.push_back(spec);
+  }
+  if (auto v = a.get("shapes")) {
+    o.shapes.clear();
+    for (const std::string& s : nc::split_list(*v)) {
+      const auto x = s.find_first_of("xX");
+      if (x == std::string::npos) throw usage_error("--shapes '" + s + "': need MxN, e.g. 4096x4096");
+      o.shapes.push_back({parse_int("--shapes M", s.substr(0, x), 1), parse_int("--shapes N", s.substr(x + 1), 1)});
     }
-    else if (arg == "--shapes") {
-      o.shapes.clear();
-      for (const std::string& s : split(next(), ',')) {
-        const auto x = s.find_first_of("xX");
-        if (x == std::string::npos) throw usage_error("--shapes '" + s + "': need MxN, e.g. 4096x4096");
-        o.shapes.push_back({parse_int("--shapes M", s.substr(0, x), 1), parse_int("--shapes N", s.substr(x + 1), 1)});
+    if (o.shapes.empty()) throw usage_error("--shapes: need at least one MxN");
+  }
+  if (auto text = a.get("variants")) {
+    o.variants.clear();
+    for (const std::string& v : nc::split_list(*text)) {
+      const std::vector<std::string> quantized = {"rmsnorm_fp8_static", "rmsnorm_fp8_per_token", "rmsnorm_fp8_per_group",
+                                                  "rmsnorm_int8_per_token", "add_rmsnorm_fp8_static"};
+      if (v == "all" || v == "quantized") {
+        if (v == "all") o.variants = {"rmsnorm", "add_rmsnorm", "gemma_rmsnorm", "add_gemma_rmsnorm", "head_rmsnorm"};
+        o.variants.insert(o.variants.end(), quantized.begin(), quantized.end());
+        continue;
       }
-      if (o.shapes.empty()) throw usage_error("--shapes: need at least one MxN");
-    } else if (arg == "--variants") {
-      o.variants.clear();
-      for (const std::string& v : split(next(), ',')) {
-        const std::vector<std::string> quantized = {"rmsnorm_fp8_static", "rmsnorm_fp8_per_token", "rmsnorm_fp8_per_group",
-                                                    "rmsnorm_int8_per_token", "add_rmsnorm_fp8_static"};
-        if (v == "all" || v == "quantized") {
-          if (v == "all") o.variants = {"rmsnorm", "add_rmsnorm", "gemma_rmsnorm", "add_gemma_rmsnorm", "head_rmsnorm"};
-          o.variants.insert(o.variants.end(), quantized.begin(), quantized.end());
-          continue;
-        }
-        if (!is_variant_name(v) || v == "offset_rmsnorm")
-          throw usage_error("--variants '" + v + "': need rmsnorm, add_rmsnorm, gemma_rmsnorm, add_gemma_rmsnorm, "
-                            "head_rmsnorm, a quantized output, quantized or all (normcheck variants lists them)");
-        o.variants.push_back(v);
-      }
-      if (o.variants.empty()) throw usage_error("--variants: need at least one variant");
-    } else if (arg == "--dtypes") {
-      o.dtypes.clear();
-      for (const std::string& s : split(next(), ',')) {
-        const auto t = parse_dtype(s);
-        if (!t) throw usage_error("--dtypes '" + s + "': need fp32, fp16 or bf16");
-        o.dtypes.push_back(*t);
-      }
-      if (o.dtypes.empty()) throw usage_error("--dtypes: need at least one dtype");
-    } else {
-      throw usage_error("unknown option '" + arg + "'");
+      if (!is_variant_name(v) || v == "offset_rmsnorm")
+        throw usage_error("--variants '" + v + "': need rmsnorm, add_rmsnorm, gemma_rmsnorm, add_gemma_rmsnorm, "
+                          "head_rmsnorm, a quantized output, quantized or all (normcheck variants lists them)");
+      o.variants.push_back(v);
     }
+    if (o.variants.empty()) throw usage_error("--variants: need at least one variant");
+  }
+  if (auto text = a.get("dtypes")) {
+    o.dtypes.clear();
+    for (const std::string& s : nc::split_list(*text)) {
+      const auto t = parse_dtype(s);
+      if (!t) throw usage_error("--dtypes '" + s + "': need fp32, fp16 or bf16");
+      o.dtypes.push_back(*t);
+    }
+    if (o.dtypes.empty()) throw usage_error("--dtypes: need at least one dtype");
   }
   return o;
 }
@@ -970,11 +947,11 @@ int run_main(int argc, char** argv) {
     o = parse(argc, argv, help);
     if (help) {
       std::cout << usage;
-      return 0;
+      return nc::exit_pass;
     }
   } catch (const usage_error& e) {
     std::cerr << "normcheck bench: " << e.what() << "\n" << usage;
-    return 64;
+    return nc::exit_usage;
   }
 
   int devices = 0;
@@ -983,11 +960,12 @@ int run_main(int argc, char** argv) {
               << (e != cudaSuccess ? std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e)
                                    : std::string("cudaGetDeviceCount found 0 devices"))
               << "); the benchmark times CUDA kernels and needs an NVIDIA GPU\n";
-    return 77;
+    return nc::exit_skipped;
   }
 
   try {
-    const kernel k = o.kernel_path.empty() ? kernel::shipped("cuda") : kernel::load(o.kernel_path);
+    const kernel k = harness::resolve_kernel(
+        {o.kernel_path.empty() ? std::nullopt : std::optional(o.kernel_path), std::nullopt, "cuda"}, {});
     if (!k.device_memory())
       throw std::runtime_error("plugin " + k.name() + " (backend " + k.backend() +
                                ") does not run on a device (no NC_CAP_DEVICE_MEMORY): bench times CUDA plugins");
@@ -1041,10 +1019,16 @@ int run_main(int argc, char** argv) {
       command += " --out " + shell_quote(dir.string());
       if (std::system(command.c_str()) != 0) peers_ok = false;
     }
-    return ok && peers_ok ? 0 : 1;
+    return ok && peers_ok ? nc::exit_pass : nc::exit_property_failed;
+  } catch (const nc::usage_error& e) {
+    std::cerr << "normcheck bench: " << e.what() << "\n";
+    return nc::exit_usage;
+  } catch (const nc::skipped_error& e) {
+    std::cerr << "normcheck bench: " << e.what() << "\n";
+    return nc::exit_skipped;
   } catch (const std::exception& e) {
     std::cerr << "normcheck bench: " << e.what() << "\n";
-    return 1;
+    return nc::exit_property_failed;
   }
 }
 

@@ -17,9 +17,10 @@ case "${1:-}" in
   pack)
     rm -rf "$CARRY"
     mkdir -p "$CARRY/bin" "$CARRY/lib"
-    # ctest's files, with the source tree's absolute path they name recorded for unpack
+    # ctest's files (the property suite's script among them), with the source tree's absolute
+    # path they name recorded for unpack
     carry=$(realpath "$CARRY")
-    (cd "$BUILD" && find . -name CTestTestfile.cmake -exec cp --parents {} "$carry" \;)
+    (cd "$BUILD" && find . \( -name CTestTestfile.cmake -o -name 'property_tests*.cmake' \) -exec cp --parents {} "$carry" \;)
     # the source tree the build was configured from (a worktree's build included)
     sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$BUILD/CMakeCache.txt" > "$CARRY/ORIGIN"
     # every program the build has (test binaries included) and every plugin but the mutants
@@ -58,7 +59,7 @@ case "${1:-}" in
     rm -rf "$BUILD" "$CARRY/ORIGIN"
     mkdir -p "$(dirname "$BUILD")"
     mv "$CARRY" "$BUILD"
-    find "$BUILD" -name CTestTestfile.cmake -exec sed -i "s|$origin|$(pwd)|g" {} +
+    find "$BUILD" \( -name CTestTestfile.cmake -o -name 'property_tests*.cmake' \) -exec sed -i "s|$origin|$(pwd)|g" {} +
     if [ -f "$BUILD/mutants.tar.xz" ]; then
       python3 -c "import lzma, tarfile, sys; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" \
         "$BUILD/mutants.tar.xz" "$BUILD/lib"

@@ -33,6 +33,7 @@
 #include "normcheck/harness/case_file.hpp"
 #include "normcheck/harness/exit_code.hpp"
 #include "normcheck/harness/failure.hpp"
+#include "normcheck/harness/options.hpp"
 #include "normcheck/harness/report.hpp"
 #include "normcheck/harness/worker.hpp"
 #include "normcheck/oracles/gradcheck.hpp"
@@ -53,14 +54,8 @@ using namespace nc::harness;
 constexpr int pass = nc::exit_pass, property_failed = nc::exit_property_failed, usage = nc::exit_usage,
               harness_error = nc::exit_harness_error, skipped = nc::exit_skipped;
 
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// nothing can run here: the backend asked for is not in this build (exit 77, skipped)
-struct skipped_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using nc::skipped_error;
+using nc::usage_error;
 
 // NORMCHECK_ISOLATION and NORMCHECK_CALL_TIMEOUT, read once in main
 isolation_options isolation;
@@ -94,57 +89,13 @@ void check_writable_file(const std::string& option, const std::string& file) {
   check_writable_folder(option + " (its folder)", path.parent_path().string());
 }
 
-// the options of one verb: --name value options, each allowed once, and --name flags, only
-// those the verb takes (the one option parser of the verbs this file implements)
-struct options_map {
-  std::map<std::string, std::string> values;
-  std::vector<std::string> flags_set;
-  std::vector<std::string> positional;
-
-  options_map(int argc, char** argv, int first, const std::vector<std::string>& allowed,
-              const std::vector<std::string>& flags = {}) {
-    for (int i = first; i < argc; ++i) {
-      const std::string a = argv[i];
-      if (a.rfind("--", 0) != 0) {
-        positional.push_back(a);
-        continue;
-      }
-      bool known = false, flag = false;
-      for (const std::string& name : allowed) known |= a == "--" + name;
-      for (const std::string& name : flags) flag |= a == "--" + name;
-      if (flag) {
-        flags_set.push_back(a.substr(2));
-        continue;
-      }
-      if (!known) throw usage_error("unknown option '" + a + "' for this command");
-      if (i + 1 >= argc) throw usage_error("option '" + a + "' needs a value");
-      if (!values.emplace(a.substr(2), argv[++i]).second) throw usage_error("option '" + a + "' given twice");
-    }
-  }
-
-  std::optional<std::string> get(const std::string& name) const {
-    const auto it = values.find(name);
-    return it == values.end() ? std::nullopt : std::optional(it->second);
-  }
-  bool has(const std::string& flag) const {
-    return std::find(flags_set.begin(), flags_set.end(), flag) != flags_set.end();
-  }
-};
-
-// an integer option in [least, most]; anything else is a usage error naming the value and the range
-std::uint64_t parse_integer(const std::string& option, const std::string& text, std::uint64_t least,
-                            std::uint64_t most, const std::string& range) {
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])) || *end != '\0' || errno == ERANGE ||
-      v < least || v > most)
-    throw usage_error("--" + option + " '" + text + "': must be an integer in " + range);
-  return v;
+// the options of one verb (argv[2..]): the one option parser (normcheck/harness/options.hpp)
+nc::options verb_options(int argc, char** argv, std::vector<std::string> valued, std::vector<std::string> flags = {}) {
+  return nc::options(argc, argv, 2, std::string("normcheck ") + argv[1], std::move(valued), std::move(flags));
 }
 
 std::uint64_t parse_seed(const std::string& text) {
-  return parse_integer("seed", text, 0, std::numeric_limits<std::uint64_t>::max(), "[0, 2^64 - 1]");
+  return nc::parse_integer("--seed", text, 0, std::numeric_limits<std::uint64_t>::max(), "[0, 2^64 - 1]");
 }
 
 // --epsilon: a float that is finite and >= 0, written exactly as the kernel will see it
@@ -156,40 +107,13 @@ float parse_epsilon(const std::string& text) {
   return v;
 }
 
-double parse_scale(const std::string& text) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !(v > 0) || v > 1000)
-    throw usage_error("--scale '" + text + "': must be a number in (0, 1000]");
-  return v;
-}
+double parse_scale(const std::string& text) { return nc::parse_number("--scale", text, 0, 1000, true); }
 
-// the kernel: --kernel PATH, else the shipped plugin of --backend (auto by default)
-nc::kernel choose_kernel(const options_map& o, const std::string& fallback_backend = "auto") {
-  const std::string backend =
-      o.get("backend").value_or(nc::environment_value("NORMCHECK_BACKEND").value_or(fallback_backend));
-  if (backend != "auto" && backend != "cuda" && backend != "simt")
-    throw usage_error("--backend '" + backend + "' (or NORMCHECK_BACKEND): must be auto, cuda or simt");
-  // --kernel, else NORMCHECK_KERNEL (unless --backend asks for a shipped plugin)
-  std::optional<std::string> path = o.get("kernel");
-  if (!path && !o.get("backend")) path = nc::environment_value("NORMCHECK_KERNEL");
-  if (path) {
-    if (o.get("backend") && o.get("kernel"))
-      throw usage_error("--kernel and --backend exclude each other: a plugin has its backend");
-    nc::kernel k = nc::kernel::load(*path);
-    std::printf("kernel: %s (%s, backend %s, ABI version %u)%s\n", k.path().c_str(), k.name().c_str(),
-                k.backend().c_str(), k.abi_version(), o.get("kernel") ? "" : " from NORMCHECK_KERNEL");
-    return k;
-  }
-  if (backend == "cuda" && !std::filesystem::exists(nc::kernel::shipped_path("cuda")))
-    throw skipped_error("the cuda backend needs a cuda build and a GPU (this build has no " +
-                        nc::kernel::shipped_path("cuda") + ")");
-  std::string why_not;
-  // the device is probed in a worker: a CUDA context made here would not survive the fork
-  nc::kernel k = select_backend_isolated(backend, isolation, &why_not);
-  std::printf("backend: %s (%s from %s)%s%s\n", k.backend().c_str(), k.name().c_str(), k.path().c_str(),
-              backend == "auto" ? ", chosen by --backend auto" : "",
-              why_not.empty() ? "" : ("; not cuda: " + why_not).c_str());
+// the kernel under test: the one resolver's rule (worker.hpp resolve_kernel), said on stdout
+nc::kernel choose_kernel(const nc::options& o, const std::string& fallback_backend = "auto") {
+  std::string said;
+  nc::kernel k = resolve_kernel({o.get("kernel"), o.get("backend"), fallback_backend}, isolation, &said);
+  std::printf("%s\n", said.c_str());
   return k;
 }
 
@@ -387,12 +311,12 @@ std::string variant_report_path(const std::string& path, const std::string& vari
 }
 
 // --jobs N: properties at once, each in its own worker
-std::optional<std::size_t> jobs_option(const options_map& o) {
-  if (auto jobs = o.get("jobs")) return std::size_t(parse_integer("jobs", *jobs, 1, 256, "[1, 256]"));
+std::optional<std::size_t> jobs_option(const nc::options& o) {
+  if (auto jobs = o.get("jobs")) return std::size_t(nc::parse_integer("--jobs", *jobs, 1, 256));
   return std::nullopt;
 }
 
-campaign_options options_of(const options_map& o) {
+campaign_options options_of(const nc::options& o) {
   campaign_options options;
   options.seed = o.get("seed") ? parse_seed(*o.get("seed")) : seed_from_environment();
   options.scale = case_scale_from_environment();
@@ -429,11 +353,10 @@ int run_each_variant(const std::string& command, const std::vector<const propert
 }
 
 int command_run(int argc, char** argv) {
-  const options_map o(argc, argv, 2,
-                      {"backend", "kernel", "seed", "scale", "report", "case-dir", "epsilon", "mutant-cases",
+  const nc::options o = verb_options(argc, argv, {"backend", "kernel", "seed", "scale", "report", "case-dir", "epsilon", "mutant-cases",
                        "mutant-jobs", "mutant-budget", "junit", "jobs"},
                       {"verbose", "mutant-every-property"});
-  if (!o.positional.empty()) throw usage_error("run takes no argument '" + o.positional[0] + "'");
+  o.no_positional("normcheck run");
   campaign_options options = options_of(o);
   if (auto scale = o.get("scale")) options.scale = parse_scale(*scale);
   const nc::kernel k = choose_kernel(o);
@@ -486,8 +409,7 @@ int command_run(int argc, char** argv) {
 }
 
 int command_check(int argc, char** argv) {
-  const options_map o(argc, argv, 2,
-                      {"backend", "kernel", "cases", "seed", "case-dir", "property", "skip", "json", "epsilon", "variant",
+  const nc::options o = verb_options(argc, argv, {"backend", "kernel", "cases", "seed", "case-dir", "property", "skip", "json", "epsilon", "variant",
                        "junit", "jobs", "sanitizer"},
                       {"verbose", "first-failure"});
   if (auto tool = o.get("sanitizer")) {
@@ -496,8 +418,8 @@ int command_check(int argc, char** argv) {
     const char* under = std::getenv("NORMCHECK_SANITIZER");
     if (under == nullptr || *tool != under) exec_under_sanitizer(*tool, argc, argv);
   }
-  if (o.positional.size() != 1) throw usage_error("check takes one group: forward, backward, gamma or all");
-  const std::string group = o.positional[0];
+  if (o.positional().size() != 1) throw usage_error("check takes one group: forward, backward, gamma or all");
+  const std::string group = o.positional()[0];
   if (group != "forward" && group != "backward" && group != "gamma" && group != "all")
     throw usage_error("check '" + group + "': the group must be forward, backward, gamma or all");
   const auto only = o.get("property");
@@ -514,7 +436,7 @@ int command_check(int argc, char** argv) {
   }
   campaign_options options = options_of(o);
   if (auto cases = o.get("cases"))
-    options.cases = std::int64_t(parse_integer("cases", *cases, 1, std::numeric_limits<int>::max(), "[1, 2147483647]"));
+    options.cases = std::int64_t(nc::parse_integer("--cases", *cases, 1, std::numeric_limits<int>::max()));
   std::vector<const property*> selected;
   for (const property& p : all_properties())
     for (const std::string& g : p.groups)
@@ -566,20 +488,20 @@ int replay_fuzz_input(const std::string& case_path, const std::string& origin, c
 }
 
 int command_replay(int argc, char** argv) {
-  const options_map o(argc, argv, 2, {"backend", "kernel"});
-  if (o.positional.size() != 1) throw usage_error("replay takes one case file");
+  const nc::options o = verb_options(argc, argv, {"backend", "kernel"});
+  if (o.positional().size() != 1) throw usage_error("replay takes one case file");
   // a fuzz regression outside the case format (its fuzz.note says so; its values may not even
   // parse) is replayed by its fuzz target's replay program, on the raw input beside the file
   {
-    std::ifstream in(o.positional[0]);
+    std::ifstream in(o.positional()[0]);
     std::map<std::string, std::string> keys;
     for (std::string line; std::getline(in, line);)
       for (const char* key : {"fuzz.note", "origin", "property"})
         if (line.rfind(std::string(key) + " = ", 0) == 0) keys[key] = line.substr(std::strlen(key) + 3);
     if (!keys["fuzz.note"].empty() && find_property(keys["property"]) == nullptr)
-      return replay_fuzz_input(o.positional[0], keys["origin"], keys["fuzz.note"]);
+      return replay_fuzz_input(o.positional()[0], keys["origin"], keys["fuzz.note"]);
   }
-  const case_file file = read_case_file(o.positional[0]);
+  const case_file file = read_case_file(o.positional()[0]);
   const auto meta = [&](const std::string& key) {
     const auto it = file.metadata.find(key);
     return it == file.metadata.end() ? std::string() : it->second;
@@ -645,8 +567,8 @@ int command_train(int argc, char** argv) { return nc::train::run_main(argc - 1, 
 // the document's reference against central differences of the exact forward at 50 digits, then
 // the negative controls, each wrong formula of the document's list, which it must catch
 int command_gradcheck(int argc, char** argv) {
-  const options_map o(argc, argv, 2, {"seed"}, {"verbose"});
-  if (!o.positional.empty()) throw usage_error("gradcheck takes no argument '" + o.positional[0] + "'");
+  const nc::options o = verb_options(argc, argv, {"seed"}, {"verbose"});
+  o.no_positional("normcheck gradcheck");
   namespace oracle = nc::oracle;
   const std::uint64_t seed = o.get("seed") ? parse_seed(*o.get("seed")) : seed_from_environment();
   const std::vector<oracle::gradcheck_case> cases = oracle::gradcheck_cases(seed);
@@ -717,8 +639,8 @@ int command_gradcheck(int argc, char** argv) {
 // corpus and its regressions, on this build's kernel; the nightly campaign that grows them is
 // corpus/nightly.sh
 int command_fuzz(int argc, char** argv) {
-  const options_map o(argc, argv, 2, {"corpus", "target"});
-  if (!o.positional.empty()) throw usage_error("fuzz takes no argument '" + o.positional[0] + "'");
+  const nc::options o = verb_options(argc, argv, {"corpus", "target"});
+  o.no_positional("normcheck fuzz");
   namespace fs = std::filesystem;
   const fs::path corpus = o.get("corpus").value_or("corpus");
   std::error_code ec;
@@ -786,8 +708,8 @@ int command_bench(int argc, char** argv) {
 }
 
 int command_variants(int argc, char** argv) {
-  const options_map o(argc, argv, 2, {"backend", "kernel"}, {});
-  if (!o.positional.empty()) throw usage_error("variants takes no argument '" + o.positional[0] + "'");
+  const nc::options o = verb_options(argc, argv, {"backend", "kernel"}, {});
+  o.no_positional("normcheck variants");
   const nc::kernel k = choose_kernel(o);
   std::printf("kernel: %s (%s)\n", k.name().c_str(), absolute_kernel_spec(k.path()).c_str());
   for (const nc::variant_info& v : nc::variants) {

@@ -17,11 +17,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <type_traits>
 
+#include "normcheck/environment.hpp"
 #include "normcheck/harness/case_file.hpp"
+#include "normcheck/harness/exit_code.hpp"
 #include "normcheck/harness/report.hpp"
 
 namespace nc::harness {
@@ -750,6 +753,32 @@ bool available_isolated(const kernel& k, const isolation_options& isolation) {
   if (w.payload) return *w.payload == "1";
   throw std::runtime_error("kernel plugin '" + k.path() + "': asking whether its device is present (synchronize), " +
                            "its worker " + w.death->how());
+}
+
+kernel resolve_kernel(const kernel_choice& choice, const isolation_options& isolation, std::string* said) {
+  if (choice.kernel && choice.backend)
+    throw usage_error("--kernel and --backend exclude each other: a plugin has its backend");
+  std::optional<std::string> path = choice.kernel;
+  if (!path && !choice.backend) path = environment_value("NORMCHECK_KERNEL");
+  if (path) {
+    kernel k = kernel::load(*path);
+    if (said)
+      *said = "kernel: " + k.path() + " (" + k.name() + ", backend " + k.backend() + ", ABI version " +
+              std::to_string(k.abi_version()) + ")" + (choice.kernel ? "" : " from NORMCHECK_KERNEL");
+    return k;
+  }
+  const std::string backend = choice.backend.value_or(environment_value("NORMCHECK_BACKEND").value_or(choice.fallback));
+  if (backend != "auto" && backend != "cuda" && backend != "simt")
+    throw usage_error("--backend '" + backend + "' (or NORMCHECK_BACKEND): must be auto, cuda or simt");
+  if (backend == "cuda" && !std::filesystem::exists(kernel::shipped_path("cuda")))
+    throw skipped_error("the cuda backend needs a cuda build and a GPU (this build has no " +
+                        kernel::shipped_path("cuda") + ")");
+  std::string why_not;
+  kernel k = select_backend_isolated(backend, isolation, &why_not);
+  if (said)
+    *said = "backend: " + k.backend() + " (" + k.name() + " from " + k.path() + ")" +
+            (backend == "auto" ? ", chosen by --backend auto" : "") + (why_not.empty() ? "" : "; not cuda: " + why_not);
+  return k;
 }
 
 kernel select_backend_isolated(const std::string& backend, const isolation_options& isolation, std::string* why_not) {

@@ -17,6 +17,8 @@
 #include "normcheck/environment.hpp"
 #include "normcheck/harness/campaign.hpp"
 #include "normcheck/harness/case_file.hpp"
+#include "normcheck/harness/exit_code.hpp"
+#include "normcheck/harness/worker.hpp"
 
 namespace {
 
@@ -54,15 +56,6 @@ class property_test : public ::testing::Test {
 
 }  // namespace
 
-namespace {
-
-nc::kernel kernel_from_environment() {
-  if (const auto spec = nc::environment_value("NORMCHECK_KERNEL")) return nc::kernel::load(*spec);
-  return nc::kernel::shipped(nc::environment_value("NORMCHECK_BACKEND").value_or("simt"));
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   // property_test --ctest-script FILE BACKEND...: the suite as ctest's tests (campaign.hpp)
   if (argc >= 4 && std::string(argv[1]) == "--ctest-script") {
@@ -83,11 +76,15 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   std::optional<nc::kernel> loaded;
   try {
-    loaded = kernel_from_environment();
+    // the one resolver's rule with no flags: NORMCHECK_KERNEL, NORMCHECK_BACKEND, else simt
+    loaded = resolve_kernel({std::nullopt, std::nullopt, "simt"}, isolation_from_environment());
     options.seed = seed_from_environment();
     options.scale = case_scale_from_environment();
     options.shrink_seconds = shrink_seconds_from_environment();
     options.variant = variant_from_environment();
+  } catch (const nc::skipped_error& e) {
+    std::fprintf(stderr, "property_test: %s\n", e.what());
+    return nc::exit_skipped;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "property_test: %s\n", e.what());
     return 1;

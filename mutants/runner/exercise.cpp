@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "normcheck/harness/options.hpp"
 #include "mutants.hpp"
 #include "normcheck/kernel.hpp"
 #include "paths.hpp"
@@ -101,18 +102,21 @@ bool all_close(const std::vector<float>& v, double want, double& worst) {
 }  // namespace
 
 int exercise_main(int argc, char** argv) {
-  std::string backend = "simt";
-  fs::path plugins = default_plugin_dir();
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--backend" && i + 1 < argc) backend = argv[++i];
-    else if (a == "--plugins" && i + 1 < argc) plugins = argv[++i];
-    else {
-      std::fprintf(a == "--help" ? stdout : stderr,
-                   "usage: normcheck exercise [--backend simt|cuda] [--plugins DIR]\n"
-                   "  The document's exercise: a forward that divides by BLOCK instead of N, at N = 257 and 256.\n");
-      return a == "--help" ? 0 : 64;
-    }
+  const char* usage =
+      "usage: normcheck exercise [--backend simt|cuda] [--plugins DIR]\n"
+      "  The document's exercise: a forward that divides by BLOCK instead of N, at N = 257 and 256.\n";
+  std::string backend;
+  fs::path plugins;
+  try {
+    const nc::options o(argc, argv, 1, "normcheck exercise", {"backend", "plugins"});
+    if (o.help()) return std::fputs(usage, stdout), int(nc::exit_pass);
+    o.no_positional("normcheck exercise");
+    backend = o.get("backend").value_or("simt");
+    if (backend != "simt" && backend != "cuda") throw nc::usage_error("--backend '" + backend + "': must be simt or cuda");
+    plugins = o.get("plugins") ? fs::path(*o.get("plugins")) : default_plugin_dir();
+  } catch (const nc::usage_error& e) {
+    std::fprintf(stderr, "normcheck exercise: %s\n%s", e.what(), usage);
+    return nc::exit_usage;
   }
 
   std::printf(

@@ -20,6 +20,7 @@
 
 #include <cerrno>
 
+#include "normcheck/harness/options.hpp"
 #include "campaign.hpp"
 #include "generated.hpp"
 #include "mutants.hpp"
@@ -36,7 +37,10 @@ using reports::status;
 namespace {
 
 // the normcheck CLI's exit codes
-constexpr int exit_ok = 0, exit_baseline = 1, exit_survived = 2, exit_usage = 64, exit_setup = 70, exit_skip = 77;
+// the statuses of every program (normcheck/harness/exit_code.hpp) under the runner's names: the
+// baseline failing is a property failure, a setup failure the harness's
+constexpr int exit_ok = nc::exit_pass, exit_baseline = nc::exit_property_failed, exit_survived = nc::exit_mutant_survived,
+              exit_usage = nc::exit_usage, exit_setup = nc::exit_harness_error, exit_skip = nc::exit_skipped;
 
 const char* usage_text =
     "usage: normcheck mutants [options]\n"
@@ -97,71 +101,38 @@ struct options {
   bool out_given = false;
 };
 
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// items separated by sep outside parentheses: a generated mutant's id holds its operator's
-// pair, "rmsnorm_dispatch.cuh:109:27:relational(==,!=)"
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string item;
-  int depth = 0;
-  for (const char c : s) {
-    depth += c == '(' ? 1 : c == ')' ? -1 : 0;
-    if (c == sep && depth <= 0) {
-      if (!item.empty()) out.push_back(item);
-      item.clear();
-    } else {
-      item += c;
-    }
-  }
-  if (!item.empty()) out.push_back(item);
-  return out;
-}
-
-double number(const std::string& flag, const std::string& text) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !(v >= 0)) throw usage_error(flag + " needs a number >= 0, got '" + text + "'");
-  return v;
-}
+using nc::usage_error;
 
 options parse(int argc, char** argv) {
+  const nc::options a(argc, argv, 1, "normcheck mutants",
+                      {"backend", "budget", "cases", "seed", "out", "limit", "jobs", "schedules", "timeout-factor",
+                       "timeout", "sanitizer", "normcheck", "plugins"},
+                      {"generated", "no-cache", "run-gpu-only", "first-kill", "list"}, {"only", "only-file", "operators"});
+  if (a.help()) throw usage_error("");
+  a.no_positional("normcheck mutants");
   options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw usage_error(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--help" || a == "-h") throw usage_error("");
-    else if (a == "--backend") o.backend = next();
-    else if (a == "--only") for (auto& id : split(next(), ',')) o.only.push_back(id);
-    else if (a == "--budget") o.budget = number(a, next());
-    else if (a == "--cases") o.cases = long(number(a, next()));
-    else if (a == "--seed") o.seed = next();
-    else if (a == "--out") {
-      o.out = next();
-      o.out_given = true;
-    }
-    else if (a == "--generated") o.generated = true;
-    else if (a == "--limit") o.gen.limit = std::size_t(number(a, next()));
-    else if (a == "--only-file") for (auto& f : split(next(), ',')) o.gen.files.push_back(f);
-    else if (a == "--operators") for (auto& c : split(next(), ',')) o.gen.operators.push_back(c);
-    else if (a == "--no-cache") o.gen.cache = false;
-    else if (a == "--jobs") o.jobs = std::max(1, int(number(a, next())));
-    else if (a == "--schedules") o.schedules = split(next(), ',');
-    else if (a == "--timeout-factor") o.timeout_factor = number(a, next());
-    else if (a == "--timeout") o.timeout = number(a, next());
-    else if (a == "--run-gpu-only") o.run_gpu_only = true;
-    else if (a == "--first-kill") o.first_kill = true;
-    else if (a == "--sanitizer") o.sanitizer = next();
-    else if (a == "--normcheck") o.cli = next();
-    else if (a == "--plugins") o.plugins = next();
-    else if (a == "--list") o.list = true;
-    else throw usage_error("unknown option '" + a + "'");
-  }
+  const double forever = 1e9;
+  o.backend = a.get("backend").value_or(o.backend);
+  o.only = a.list("only");
+  o.budget = a.number("budget", o.budget, 0, forever);
+  o.cases = long(a.integer("cases", std::uint64_t(o.cases), 0, std::numeric_limits<int>::max()));
+  o.seed = a.get("seed").value_or(o.seed);
+  if (auto out = a.get("out")) o.out = *out, o.out_given = true;
+  o.generated = a.has("generated");
+  o.gen.limit = std::size_t(a.integer("limit", o.gen.limit, 0, std::numeric_limits<int>::max()));
+  o.gen.files = a.list("only-file");
+  o.gen.operators = a.list("operators");
+  o.gen.cache = !a.has("no-cache");
+  o.jobs = int(a.integer("jobs", std::uint64_t(o.jobs), 1, 256));
+  if (auto schedules = a.get("schedules")) o.schedules = nc::split_list(*schedules);
+  o.timeout_factor = a.number("timeout-factor", o.timeout_factor, 0, forever);
+  o.timeout = a.number("timeout", o.timeout, 0, forever);
+  o.run_gpu_only = a.has("run-gpu-only");
+  o.first_kill = a.has("first-kill");
+  o.sanitizer = a.get("sanitizer").value_or(o.sanitizer);
+  o.cli = a.get("normcheck").value_or(o.cli);
+  o.plugins = a.get("plugins").value_or(o.plugins);
+  o.list = a.has("list");
   if (o.backend != "auto" && o.backend != "simt" && o.backend != "cuda")
     throw usage_error("--backend must be auto, simt or cuda, got '" + o.backend + "'");
   if (o.schedules.empty()) o.schedules = {"0"};
@@ -193,7 +164,7 @@ std::string fixed(double v, int digits = 1) {
 std::string find_sanitizer() {
   std::vector<fs::path> places;
   if (const char* path = std::getenv("PATH"))
-    for (const std::string& dir : split(path, ':')) places.push_back(fs::path(dir) / "compute-sanitizer");
+    for (const std::string& dir : nc::split_list(path, ':')) places.push_back(fs::path(dir) / "compute-sanitizer");
   places.push_back("/usr/local/cuda/bin/compute-sanitizer");
   for (const fs::path& p : places) {
     std::error_code ec;

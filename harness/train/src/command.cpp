@@ -13,10 +13,14 @@
 
 #include "normcheck/harness/campaign.hpp"
 #include "normcheck/harness/exit_code.hpp"
+#include "normcheck/harness/options.hpp"
+#include "normcheck/harness/worker.hpp"
 #include "normcheck/train/train.hpp"
 
 namespace nc::train {
 namespace {
+
+using nc::usage_error;
 
 // the statuses of every verb (normcheck/harness/exit_code.hpp), under the names train gives them
 constexpr int agree = nc::exit_pass, diverged = nc::exit_property_failed, usage = nc::exit_usage,
@@ -32,41 +36,6 @@ const char* usage_text =
     "  (default reports/out/train/<UTC time>/).\n"
     "  exit codes: 0 the branches agree, 1 they diverged or a check failed, 64 usage error,\n"
     "  70 harness error, 77 no device for the backend asked for\n";
-
-struct usage_error : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
-};
-
-std::map<std::string, std::string> parse_options(int argc, char** argv) {
-  static const char* allowed[] = {"kernel", "backend", "dtype", "steps", "batch", "hidden", "seed", "out"};
-  std::map<std::string, std::string> values;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") throw usage_error("");
-    if (a.rfind("--", 0) != 0) throw usage_error("train takes no argument '" + a + "'");
-    bool known = false;
-    for (const char* name : allowed) known |= a == std::string("--") + name;
-    if (!known) throw usage_error("unknown option '" + a + "' for train");
-    if (i + 1 >= argc) throw usage_error("option '" + a + "' needs a value");
-    if (!values.emplace(a.substr(2), argv[++i]).second) throw usage_error("option '" + a + "' given twice");
-  }
-  return values;
-}
-
-// an integer option within [lo, hi]
-long long integer(const std::map<std::string, std::string>& o, const std::string& name, long long fallback,
-                  long long lo, long long hi) {
-  const auto it = o.find(name);
-  if (it == o.end()) return fallback;
-  const std::string& text = it->second;
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno != 0 || v < lo || v > hi)
-    throw usage_error("--" + name + " '" + text + "': must be an integer from " + std::to_string(lo) + " to " +
-                      std::to_string(hi));
-  return v;
-}
 
 std::string timestamp() {
   const std::time_t now = std::time(nullptr);
@@ -84,28 +53,26 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
 }
 
 int run(int argc, char** argv) {
-  const auto o = parse_options(argc, argv);
+  const nc::options o(argc, argv, 1, "normcheck train", {"kernel", "backend", "dtype", "steps", "batch", "hidden", "seed", "out"});
+  if (o.help()) throw usage_error("");
+  o.no_positional("normcheck train");
   train_options options;
-  if (auto it = o.find("dtype"); it != o.end()) {
+  if (auto dtype = o.get("dtype")) {
     try {
-      options.type = parse_dtype(it->second);
+      options.type = parse_dtype(*dtype);
     } catch (const std::invalid_argument& e) {
       throw usage_error(e.what());
     }
   }
-  options.steps = int(integer(o, "steps", 100, 1, 100000));
-  options.batch = int(integer(o, "batch", 32, 1, 65536));
-  options.widths.hidden = int(integer(o, "hidden", 257, 1, 65536));
+  options.steps = int(o.integer("steps", 100, 1, 100000));
+  options.batch = int(o.integer("batch", 32, 1, 65536));
+  options.widths.hidden = int(o.integer("hidden", 257, 1, 65536));
   // the network runs in host loops and keeps a few copies of every activation: bound the batch
   if (std::int64_t(options.batch) * options.widths.hidden > (std::int64_t(1) << 24))
     throw usage_error("--batch " + std::to_string(options.batch) + " × --hidden " + std::to_string(options.widths.hidden) +
                       ": the batch may hold at most 2^24 (16777216) activations");
-  if (auto it = o.find("seed"); it != o.end()) {
-    char* end = nullptr;
-    errno = 0;
-    options.seed = std::strtoull(it->second.c_str(), &end, 10);
-    if (it->second.empty() || it->second[0] == '-' || *end != '\0' || errno != 0)
-      throw usage_error("--seed '" + it->second + "': must be a non-negative integer below 2^64");
+  if (o.get("seed")) {
+    options.seed = o.integer("seed", 0, 0, ~std::uint64_t(0), "[0, 2^64 - 1]");
   } else if (const char* env = std::getenv("NORMCHECK_SEED"); env != nullptr && *env != '\0') {
     try {
       options.seed = nc::harness::seed_from_environment();
@@ -113,30 +80,14 @@ int run(int argc, char** argv) {
       throw usage_error(e.what());
     }
   }
-  if (o.count("kernel") && o.count("backend"))
-    throw usage_error("--kernel and --backend exclude each other: a plugin has its backend");
-  const std::string backend = o.count("backend") ? o.at("backend") : "auto";
-  if (backend != "auto" && backend != "cuda" && backend != "simt")
-    throw usage_error("--backend '" + backend + "': must be auto, cuda or simt");
   const std::filesystem::path out =
-      o.count("out") ? std::filesystem::path(o.at("out")) : std::filesystem::path("reports/out/train") / timestamp();
+      o.get("out") ? std::filesystem::path(*o.get("out")) : std::filesystem::path("reports/out/train") / timestamp();
 
-  // the kernel: a load failure is the harness's (exit 70), like the other verbs
-  std::optional<nc::kernel> k;
-  if (o.count("kernel")) {
-    k = nc::kernel::load(o.at("kernel"));
-  } else {
-    if (backend == "cuda" && !std::filesystem::exists(nc::kernel::shipped_path("cuda"))) {
-      std::fprintf(stderr, "normcheck train: the cuda backend needs a cuda build and a GPU (this build has no %s)\n",
-                   nc::kernel::shipped_path("cuda").c_str());
-      return no_device;
-    }
-    std::string why_not;
-    k = nc::harness::select_backend(backend, &why_not);
-    std::printf("backend: %s (%s from %s)%s%s\n", k->backend().c_str(), k->name().c_str(), k->path().c_str(),
-                backend == "auto" ? ", chosen by --backend auto" : "",
-                why_not.empty() ? "" : ("; not cuda: " + why_not).c_str());
-  }
+  // the kernel, by the one resolver's rule; a load failure is the harness's (exit 70), like the other verbs
+  std::string said;
+  const std::optional<nc::kernel> k =
+      nc::harness::resolve_kernel({o.get("kernel"), o.get("backend")}, nc::harness::isolation_from_environment(), &said);
+  std::printf("%s\n", said.c_str());
   if (!k->available()) {
     std::fprintf(stderr, "normcheck train: no device for the %s backend\n", k->backend().c_str());
     return no_device;
@@ -186,6 +137,9 @@ int run(int argc, char** argv) {
 int run_main(int argc, char** argv) {
   try {
     return run(argc, argv);
+  } catch (const nc::skipped_error& e) {
+    std::fprintf(stderr, "normcheck train: %s\n", e.what());
+    return no_device;
   } catch (const usage_error& e) {
     if (*e.what() != '\0') std::fprintf(stderr, "normcheck train: %s\n", e.what());
     std::fputs(usage_text, *e.what() != '\0' ? stderr : stdout);

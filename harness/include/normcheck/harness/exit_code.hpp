@@ -3,6 +3,8 @@
 // as "skipped". Header-only, so the mutation runner and the benchmark can return them too.
 #pragma once
 
+#include <stdexcept>
+
 namespace nc {
 
 enum exit_code : int {
@@ -17,5 +19,16 @@ enum exit_code : int {
 /// "0 pass, 1 property failure, 2 survived mutant, 64 usage error, 70 harness error, 77 skipped"
 inline constexpr const char* exit_codes_text =
     "0 pass, 1 property failure, 2 survived mutant, 64 usage error, 70 harness error, 77 skipped (no device)";
+
+/// the command line or an environment variable is wrong (exit 64); what() names the argument
+/// and the rule ("" asks for the usage text alone)
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// nothing can run here: the backend asked for is not in this build (exit 77)
+struct skipped_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 }  // namespace nc

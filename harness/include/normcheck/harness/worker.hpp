@@ -163,6 +163,20 @@ bool available_isolated(const kernel& k, const isolation_options& isolation);
 kernel select_backend_isolated(const std::string& backend, const isolation_options& isolation,
                                std::string* why_not = nullptr);
 
+/// what names the kernel under test: a program's flags, and the backend when nothing names one
+struct kernel_choice {
+  std::optional<std::string> kernel;   ///< --kernel PATH: a plugin
+  std::optional<std::string> backend;  ///< --backend auto|cuda|simt: a shipped plugin
+  std::string fallback = "auto";       ///< the backend when neither the flags nor the environment name one
+};
+
+/// the kernel under test, one rule for every program (the CLI's verbs, train, bench, the property
+/// suite): --kernel loads a plugin, --backend picks a shipped plugin (both: a usage error); without
+/// them NORMCHECK_KERNEL, then NORMCHECK_BACKEND, then the fallback. "auto" is cuda when its plugin
+/// loads and a device answers (probed in a worker), else simt. Throws nc::usage_error for a backend
+/// that is none, nc::skipped_error for cuda in a build without it. *said: what was chosen, a line
+kernel resolve_kernel(const kernel_choice& choice, const isolation_options& isolation, std::string* said = nullptr);
+
 /// the case file of a failure the worker could not report itself: written to
 /// case_dir/NAME-SEED.case; on a write error returns "" and sets *error
 std::string write_failure_case(const property& p, const kernel& k, const campaign_options& options,
