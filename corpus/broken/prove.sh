@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # corpus/broken/prove.sh [BUILD]: shows that contract_fuzzer finds a real contract bug.
 #
-# Builds normcheck_fuzz_broken (the shipped kernel source with the workspace-size rule removed
-# from the contract checker, see CMakeLists.txt here), fuzzes it from an EMPTY corpus until the
+# Builds the catalog's contract-workspace-bytes-dropped mutant (mutants/catalog: the shipped
+# kernel source with the workspace-size rule removed from the contract checker), fuzzes it from an EMPTY corpus until the
 # first crash, minimizes that crash, replays the minimized input (which prints the violation and
 # writes its case file), shows that the shipped plugin rejects the same input, and saves the
 # whole output in reports/fuzz/broken-plugin-proof.txt. BUILD is the fuzz preset's build folder.
@@ -11,19 +11,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build/fuzz}
-cmake --build "$build" --target normcheck_fuzz_broken normcheck_simt contract_fuzzer contract_fuzzer_replay >&2
+mutant=contract-workspace-bytes-dropped
+cmake --build "$build" --target "mutant_${mutant}_simt" normcheck_simt contract_fuzzer contract_fuzzer_replay >&2
 out=reports/fuzz/broken-plugin-proof.txt
 work=$build/broken-proof
 rm -rf "$work"
 mkdir -p "$work/corpus" reports/fuzz
-broken=$build/lib/libnormcheck_fuzz_broken.so
+broken=$build/lib/libnormcheck_mutant_${mutant}_simt.so
 # UB the shipped source already has (ubsan.supp says which) would be found first: skip it
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=corpus/broken/ubsan.supp
 
 {
   echo "# contract_fuzzer against a deliberately broken plugin ($(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD 2>/dev/null || echo ?))"
-  echo "# kernel plugin: $broken, built by corpus/broken/CMakeLists.txt from kernels/src with"
-  echo "#   'a.workspace_bytes < workspace_needed' replaced by 'false' in src/contract.cpp"
+  echo "# kernel plugin: $broken, the catalog's mutant $mutant (mutants/catalog/$mutant.mutant):"
+  echo "#   kernels/src with the 'a.workspace_bytes < workspace_needed' rule deleted from src/contract.cpp"
   echo
   echo "## 1. fuzzing from an empty corpus until the first crash"
   start=$(date +%s)

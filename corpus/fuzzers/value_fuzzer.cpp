@@ -15,6 +15,7 @@
 #include "fuzz_oracle.hpp"
 #include "fuzz_session.hpp"
 #include "normcheck/harness/case.hpp"
+#include "normcheck/harness/execute.hpp"
 #include "normcheck/harness/failure.hpp"
 #include "normcheck/harness/property.hpp"
 
@@ -82,41 +83,6 @@ value_case case_of(const value_input& v, const capabilities& declared) {
   return vc;
 }
 
-// the forward, then (if the kernel has one) the backward on the r it wrote, in one arena;
-// every memory rule checked
-void run_pair(const kernel& k, const value_case& vc, const capabilities& declared) {
-  call_spec f = vc.call;
-  f.backward = false;
-  arena& a = input_arena();
-  a.place_operands(f);
-  call_spec b = f;
-  b.backward = true;
-  b.workspace = workspace_mode::exact;
-  if (declared.backward()) {
-    b.workspace_needed = k.workspace_size(backward_args(b, a));
-    if (a.place_workspace(b) && k.workspace_size(backward_args(b, a)) != b.workspace_needed)
-      violation(target, "workspace_size changed when only the pointers' values changed", describe(b));
-  }
-  for (std::int64_t i = 0; i < f.m; ++i)
-    for (std::int64_t j = 0; j < f.n; ++j) {
-      a.set(f, op_x, i, j, vc.x[std::size_t(i * f.n + j)]);
-      a.set(f, op_dy, i, j, vc.dy[std::size_t(i * f.n + j)]);
-    }
-  for (std::int64_t j = 0; j < f.n; ++j) a.set(f, op_gamma, 0, j, vc.gamma[std::size_t(j)]);
-  for (int op : {op_y, op_r, op_dx, op_dgamma}) a.fill(f, op, nc::poison_nan(f.ops[std::size_t(op)].dtype));
-  if (!contract_breaks(f, a).empty() || (declared.backward() && !contract_breaks(b, a).empty()))
-    violation(target, "the target built a call that breaks the contract (a bug of the target)", describe(f));
-
-  for (const call_spec* c : {&f, &b}) {
-    if (c->backward && !declared.backward()) break;
-    const std::string path = c->backward ? k.backward_path(backward_args(*c, a)) : k.forward_path(forward_args(*c, a));
-    const call_result got = run_call(k, *c, a);
-    if (auto problem = a.check(*c, got.result == call_result::accepted)) violation(target, *problem, describe(*c));
-    if (got.result != call_result::accepted) violation(target, "a valid call was not accepted: " + got.message, describe(*c));
-    tag(std::string(c->backward ? "backward" : "forward") + " path " + path);
-  }
-}
-
 // the value case in the harness's case format: dense rows, each operand at its offset
 harness::norm_case norm_case_of(const value_case& vc) {
   const call_spec& c = vc.call;
@@ -135,18 +101,55 @@ constexpr const char* differential_properties[] = {"y_and_r_match_the_exact_orac
                                                    "dgamma_matches_the_exact_oracle"};
 constexpr const char* isolation_property = "a_non_finite_row_leaves_every_other_row_unchanged";
 
-void check_property(const kernel& k, const char* name, const harness::norm_case& c, const call_spec& call) {
+const harness::property& property_named(const char* name, const call_spec& call) {
   const harness::property* p = harness::find_property(name);
   if (p == nullptr) violation(target, std::string("no property named ") + name + " (a bug of the target)", describe(call));
-  // a property the kernel's capabilities rule out (a forward-only kernel's dx) is not its finding
-  if (p->needs && !p->needs(k.capabilities()).empty()) return;
+  return *p;
+}
+
+// a property the kernel's capabilities rule out (a forward-only kernel's dx) is not its finding
+bool applies(const harness::property& p, const kernel& k) { return !p.needs || p.needs(k.capabilities()).empty(); }
+
+void record(const harness::observation& o) {
+  if (const auto domain = o.tags.find("domain"); domain != o.tags.end()) tag("domain " + domain->second);
+}
+
+// the case run once (the forward, and the backward where the kernel has one), every memory rule
+// checked by execute; each differential property judges those outputs (property::judge)
+void judge_differential(const kernel& k, const harness::norm_case& c, const call_spec& call, bool backward) {
+  harness::outputs out;
+  try {
+    out = harness::execute(k, c, backward ? harness::calls::forward_and_backward : harness::calls::forward);
+  } catch (const harness::property_failure& e) {
+    violation(target, e.what(), describe(call));
+  } catch (const std::exception& e) {
+    violation(target, std::string("a valid call was not accepted: ") + e.what(), describe(call));
+  }
+  tag("forward path " + out.forward_path);
+  if (backward) tag("backward path " + out.backward_path);
+  for (const char* name : differential_properties) {
+    const harness::property& p = property_named(name, call);
+    if (!applies(p, k) || (p.judged_calls == harness::calls::forward_and_backward && !backward)) continue;
+    harness::observation o;
+    try {
+      p.judge(k, c, out, o);
+    } catch (const harness::property_failure& e) {
+      violation(target, std::string(name) + ": " + e.what(), describe(call));
+    }
+    record(o);
+  }
+}
+
+void check_property(const kernel& k, const char* name, const harness::norm_case& c, const call_spec& call) {
+  const harness::property& p = property_named(name, call);
+  if (!applies(p, k)) return;
   harness::observation o;
   try {
-    p->check(k, c, o);
+    p.check(k, c, o);
   } catch (const harness::property_failure& e) {
     violation(target, std::string(name) + ": " + e.what(), describe(call));
   }
-  if (const auto domain = o.tags.find("domain"); domain != o.tags.end()) tag("domain " + domain->second);
+  record(o);
 }
 
 bool finite(nc_dtype t, std::uint32_t bits) { return std::isfinite(oracle::decode(oracle_type(t), bits)); }
@@ -199,11 +202,9 @@ void run(const std::uint8_t* data, std::size_t size) {
   set_case_writer([&](const std::string& failure) { return case_file_of(vc, data, size, failure); });
   const call_spec& c = vc.call;
   tag(dtype_text(c.ops[op_x].dtype) + (c.ops[op_gamma].dtype != c.ops[op_x].dtype ? "+fp32 gamma" : ""));
-  run_pair(k, vc, declared);
-  const harness::norm_case nc = norm_case_of(vc);
-  for (const char* name : differential_properties) check_property(k, name, nc, c);
+  judge_differential(k, norm_case_of(vc), c, declared.backward());
   if (isolation_applies(vc)) {
-    check_property(k, isolation_property, nc, c);
+    check_property(k, isolation_property, norm_case_of(vc), c);
     tag("non-finite rows isolated");
   }
 }

@@ -25,16 +25,14 @@ namespace {
 
 // ---- differential ----
 
-void check_forward_differential(const kernel& k, const norm_case& c, observation& o) {
-  const outputs out = execute(k, c, calls::forward);
+void judge_forward_differential(const kernel& k, const norm_case& c, const outputs& out, observation& o) {
   tag_case(o, c), tag_paths(o, out);
   verdicts v(table_binding(c));
   tag_domain(o, judge_forward(v, c, k.capabilities(), out).plain.rows);
   v.finish(o, k.capabilities().writes_r() ? "y and r must match the exact oracle" : "y must match the exact oracle");
 }
 
-void check_dx_differential(const kernel& k, const norm_case& c, observation& o) {
-  const outputs out = execute(k, c, calls::forward_and_backward);
+void judge_dx_differential(const kernel& k, const norm_case& c, const outputs& out, observation& o) {
   tag_case(o, c), tag_paths(o, out);
   const auto exact = exact_backward_of(c, c.dy, k.capabilities());
   tag_domain(o, exact.rows);
@@ -43,8 +41,7 @@ void check_dx_differential(const kernel& k, const norm_case& c, observation& o) 
   v.finish(o, "dx must match the exact oracle");
 }
 
-void check_dgamma_differential(const kernel& k, const norm_case& c, observation& o) {
-  const outputs out = execute(k, c, calls::forward_and_backward);
+void judge_dgamma_differential(const kernel& k, const norm_case& c, const outputs& out, observation& o) {
   tag_case(o, c), tag_paths(o, out);
   const auto exact = exact_backward_of(c, c.dy, k.capabilities());
   tag_domain(o, exact.rows);
@@ -176,20 +173,23 @@ void check_reused_workspace(const kernel& k, const norm_case& c, observation& o)
 
 std::vector<property> differential_properties() {
   return {
-        drawing_quantized({"y_and_r_match_the_exact_oracle", {"forward"}, 4500, differential_cases(false), check_forward_differential,
+        judging(calls::forward, judge_forward_differential,
+        drawing_quantized({"y_and_r_match_the_exact_oracle", {"forward"}, 4500, differential_cases(false), {},
          join({every_dtype(), every_alignment(), every_size(), forward_paths(),
-               {{"size", "empty", 0.005}, {"domain", "every row in", 0.5}}})}),
+               {{"size", "empty", 0.005}, {"domain", "every row in", 0.5}}})})),
         // tall batches: the backward grid's slots each take several rows (dgamma's partial sums,
         // the row loops); 4% of the wide cases
-        drawing_variants({"dx_matches_the_exact_oracle", {"backward"}, 3750, differential_cases(true, 4), check_dx_differential,
+        judging(calls::forward_and_backward, judge_dx_differential,
+        drawing_variants({"dx_matches_the_exact_oracle", {"backward"}, 3750, differential_cases(true, 4), {},
          join({every_dtype(), every_alignment(), every_size(), backward_paths(),
                {{"domain", "every row in", 0.5}, {"size", "tall", 0.01}}}),
-         "", 0, needs_backward}),
-        drawing_variants({"dgamma_matches_the_exact_oracle", {"gamma"}, 3000, differential_cases(true, 4), check_dgamma_differential,
+         "", 0, needs_backward})),
+        judging(calls::forward_and_backward, judge_dgamma_differential,
+        drawing_variants({"dgamma_matches_the_exact_oracle", {"gamma"}, 3000, differential_cases(true, 4), {},
          join({every_dtype(), every_size(), backward_paths(),
                {{"rows", "0", 0.005}, {"rows", "1", 0.05}, {"rows", "2-16", 0.1}, {"rows", "17+", 0.2},
                 {"size", "tall", 0.01}}}),
-         "", 0, needs_backward})};
+         "", 0, needs_backward}))};
 }
 
 property reused_workspace_property() {

@@ -129,6 +129,16 @@ property drawing_quantized(property p) {
   return p;
 }
 
+property judging(calls which, std::function<void(const kernel&, const norm_case&, const outputs&, observation&)> judge,
+                 property p) {
+  p.judge = std::move(judge);
+  p.judged_calls = which;
+  p.check = [judge = p.judge, which](const kernel& k, const norm_case& c, observation& o) {
+    judge(k, c, execute(k, c, which), o);
+  };
+  return p;
+}
+
 // a class only operations without a quantized output reach (the forward's rows past 4096
 // vectors: a quantized output's vector paths end there, path_table.hpp), or only those with
 // one (the 256-thread rows), or without an N multiple (ragged rows)

@@ -71,6 +71,9 @@ std::string needs_any_n(const capabilities& caps);
 /// a property whose generator draws every operation the kernel declares; and quantized outputs too
 property drawing_variants(property p);
 property drawing_quantized(property p);
+/// a property that judges one run of its case: check = execute(k, c, which) then judge
+property judging(calls which, std::function<void(const kernel&, const norm_case&, const outputs&, observation&)> judge,
+                 property p);
 
 // ---- the families, each in a file of its own; properties.cpp orders them ----
 std::vector<property> differential_properties();  ///< differential_properties.cpp

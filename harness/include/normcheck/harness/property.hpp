@@ -14,6 +14,7 @@
 #include <rapidcheck.h>
 
 #include "normcheck/harness/case.hpp"
+#include "normcheck/harness/execute.hpp"
 #include "normcheck/kernel.hpp"
 
 namespace nc::harness {
@@ -85,6 +86,11 @@ struct property {
   std::function<std::string(const kernel&)> needs_backend;
   /// its family: declared by the registry (properties.cpp), which adds each family's properties
   property_family family = property_family::differential;
+  /// a property that judges one run of its case (the differential ones): check is execute(k, c,
+  /// judged_calls) then judge, so a caller that has run the case already (the value fuzzer runs
+  /// each input once) judges those outputs without calling the kernel again. Empty elsewhere
+  std::function<void(const kernel&, const norm_case&, const outputs&, observation&)> judge;
+  calls judged_calls = calls::forward;
 };
 
 /// every property, in the order a campaign runs them
