@@ -12,6 +12,7 @@
 #include "normcheck/harness/campaign.hpp"
 
 #include "normcheck/harness/case_file.hpp"
+#include "normcheck/harness/worker.hpp"
 
 namespace nc::fuzz {
 
@@ -39,16 +40,18 @@ const kernel& plugin() {
   static const kernel k = [] {
     // one OS thread for the simt blocks: deterministic, and cheapest for small calls
     setenv("NORMCHECK_SIMT_THREADS", "1", 0);
-    if (const auto spec = environment_value("NORMCHECK_KERNEL")) return kernel::load(*spec);
-    const std::string backend = environment_value("NORMCHECK_BACKEND").value_or("simt");
-    // a build tree keeps plugins in ../lib; OSS-Fuzz's $OUT holds them in lib/ beside the binary
+    // a build tree keeps the shipped plugins in ../lib; OSS-Fuzz's $OUT holds them in lib/ beside
+    // the binary
     namespace fs = std::filesystem;
     std::error_code ec;
+    const std::string backend = environment_value("NORMCHECK_BACKEND").value_or("simt");
     const fs::path here = fs::read_symlink("/proc/self/exe", ec).parent_path();
     const std::string name = "libnormcheck_" + backend + ".so";
-    for (const fs::path& p : {fs::path(kernel::shipped_path(backend)), here / "lib" / name, here / name})
-      if (fs::exists(p, ec)) return kernel::load(p.string());
-    return kernel::shipped(backend);
+    if (!environment_value("NORMCHECK_KERNEL") && !fs::exists(kernel::shipped_path(backend), ec))
+      for (const fs::path& p : {here / "lib" / name, here / name})
+        if (fs::exists(p, ec)) return kernel::load(p.string());
+    // else the one resolver's rule: NORMCHECK_KERNEL, NORMCHECK_BACKEND, simt
+    return harness::resolve_kernel({std::nullopt, std::nullopt, "simt"}, {});
   }();
   return k;
 }

@@ -380,11 +380,12 @@ std::size_t partial_bytes(const backward_plan<T, G>& plan, std::int64_t n) {
   return std::size_t(plan.slots) * std::size_t(n) * sizeof(float);
 }
 
-// an operand's first element; an empty operand (M = 0) may be null, and null plus an offset
-// is undefined even when nothing is read through it
+// an operand's first element. An empty operand (the row operands at M = 0) keeps its pointer
+// as given: it may be null, and its offset is checked by no rule (it places no element), so
+// its pointer plus that offset may be no address at all (undefined even when nothing is read)
 template <class T>
-T* first_element(void* data, std::int64_t offset) {
-  return data == nullptr ? nullptr : static_cast<T*>(data) + offset;
+T* first_element(void* data, std::int64_t offset, std::int64_t elements) {
+  return elements == 0 ? static_cast<T*>(data) : static_cast<T*>(data) + offset;
 }
 
 template <class T, class G>
@@ -394,14 +395,14 @@ nc_status backward_typed(const nc_backward_args& a, const backward_plan<T, G>& p
   const row_shape rows = rows_of(a.op, a.head);
   const nc_backward_heads& h = a.head;
   const backward_params<T, G> p{a.m, a.n, rows,
-                                first_element<const T>(a.x.data, a.x.offset), step_of(a.x, rows, h.x, h.batch.x), a.x.col_stride,
-                                first_element<const G>(a.gamma.data, a.gamma.offset), a.gamma.stride,
-                                first_element<const T>(a.dy.data, a.dy.offset), step_of(a.dy, rows, h.dy, h.batch.dy), a.dy.col_stride,
-                                first_element<const float>(a.r.data, a.r.offset), a.r.stride,
-                                first_element<T>(a.dx.data, a.dx.offset), step_of(a.dx, rows, h.dx, h.batch.dx), a.dx.col_stride,
+                                first_element<const T>(a.x.data, a.x.offset, a.m), step_of(a.x, rows, h.x, h.batch.x), a.x.col_stride,
+                                first_element<const G>(a.gamma.data, a.gamma.offset, a.n), a.gamma.stride,
+                                first_element<const T>(a.dy.data, a.dy.offset, a.m), step_of(a.dy, rows, h.dy, h.batch.dy), a.dy.col_stride,
+                                first_element<const float>(a.r.data, a.r.offset, a.m), a.r.stride,
+                                first_element<T>(a.dx.data, a.dx.offset, a.m), step_of(a.dx, rows, h.dx, h.batch.dx), a.dx.col_stride,
                                 plan.row_blocks, partial, dgamma, a.dgamma.stride,
                                 a.op.weight_offset,
-                                adds_residual(a.op) ? first_element<const T>(a.residual_grad.data, a.residual_grad.offset)
+                                adds_residual(a.op) ? first_element<const T>(a.residual_grad.data, a.residual_grad.offset, a.m)
                                                     : nullptr,
                                 step_of(a.residual_grad, rows, h.residual_grad, h.batch.residual_grad),
                                 a.residual_grad.col_stride};
