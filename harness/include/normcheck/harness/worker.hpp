@@ -182,7 +182,8 @@ kernel resolve_kernel(const kernel_choice& choice, const isolation_options& isol
 std::string write_failure_case(const property& p, const kernel& k, const campaign_options& options,
                                const norm_case& c, const std::string& failure, std::string* error);
 
-// the wire formats, for the tests: every field, any bytes in a string
+// what a worker sends, for the tests: every field, any bytes in a string. A result travels as
+// the report's JSON (report.hpp to_json), a case as the binary wire format of worker.cpp
 std::string encode_property_result(const property_result& r);
 property_result decode_property_result(const std::string& bytes);
 std::string encode_case(const norm_case& c);
