@@ -205,16 +205,6 @@ double value::as_number() const {
   if (!is_number()) wrong_type("a number");
   return std::get<double>(v_);
 }
-std::uint64_t value::as_u64() const {
-  if (!is_number()) wrong_type("a number");
-  const std::string text = digits_.empty() ? std::to_string(std::get<double>(v_)) : digits_;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long u = std::strtoull(text.c_str(), &end, 10);
-  if (digits_.empty() || *end != '\0' || errno == ERANGE)
-    throw std::runtime_error("JSON number " + text + " is not an integer in [0, 2^64 - 1]");
-  return u;
-}
 const std::string& value::as_string() const {
   if (!is_string()) wrong_type("a string");
   return std::get<std::string>(v_);

@@ -149,6 +149,15 @@ std::string to_junit(const campaign_report& report, const std::vector<std::strin
   return out.str();
 }
 
+// The serializer below must name every field of property_result and class_share: a field added
+// there and not here would vanish from every isolated run (a worker sends its result through
+// it). The sizes catch that on the one ABI they are known for (libstdc++ on x86-64); update
+// to_json and property_result_from_json with them.
+#if defined(__GLIBCXX__) && defined(__x86_64__)
+static_assert(sizeof(class_share) == 96, "class_share changed: update to_json(property_result) and its reader");
+static_assert(sizeof(property_result) == 344, "property_result changed: update to_json(property_result) and its reader");
+#endif
+
 json::value to_json(const property_result& r) {
   json::value v = json::object{};
   v.set("name", r.name);
@@ -195,7 +204,7 @@ property_result property_result_from_json(const json::value& v) {
   r.name = v["name"].as_string();
   const std::string family = v["kind"].as_string();
   bool known = false;
-  for (int f = 0; f <= int(property_family::launch); ++f)
+  for (int f = 0; f <= int(property_family::launch); ++f)  // launch: the enum's last
     if (family_name(property_family(f)) == family) r.family = property_family(f), known = true;
   if (!known) throw std::runtime_error("property result '" + r.name + "': unknown kind '" + family + "'");
   r.failed = v["failed"].as_bool();

@@ -36,7 +36,6 @@ using reports::status;
 
 namespace {
 
-// the normcheck CLI's exit codes
 // the statuses of every program (normcheck/harness/exit_code.hpp) under the runner's names: the
 // baseline failing is a property failure, a setup failure the harness's
 constexpr int exit_ok = nc::exit_pass, exit_baseline = nc::exit_property_failed, exit_survived = nc::exit_mutant_survived,

@@ -22,6 +22,7 @@ std::string every_byte() {
 TEST(worker, property_results_round_trip_with_any_bytes) {
   property_result r;
   r.name = "name " + every_byte();
+  r.family = property_family::quantized;
   r.cases = 17, r.planned = 20, r.seconds = 1.25, r.max_error_in_bounds = 0.5, r.fixed_table_misses = 3;
   r.distribution.push_back({"dim" + every_byte(), "cls\n", 4, 0.2, 0.15, class_share::verdict::below});
   r.distribution.push_back({"", "", 0, 0, 0, class_share::verdict::too_few_cases});
@@ -30,6 +31,7 @@ TEST(worker, property_results_round_trip_with_any_bytes) {
   r.shrinks = 9, r.skipped = "s", r.case_file_error = "e" + every_byte(), r.unsaved_case = "u";
   const property_result back = decode_property_result(encode_property_result(r));
   EXPECT_EQ(back.name, r.name);
+  EXPECT_EQ(back.family, property_family::quantized);
   EXPECT_EQ(back.cases, 17);
   EXPECT_EQ(back.planned, 20);
   EXPECT_EQ(back.seconds, 1.25);

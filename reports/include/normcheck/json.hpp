@@ -58,8 +58,6 @@ class value {
   /// Typed access; each throws std::runtime_error naming the expected type on a mismatch.
   bool as_bool() const;
   double as_number() const;
-  /// an integer number in [0, 2^64 - 1], exactly as written; throws std::runtime_error otherwise
-  std::uint64_t as_u64() const;
   const std::string& as_string() const;
   const array& as_array() const;
   const object& as_object() const;

@@ -50,6 +50,7 @@ struct intended_share {
 };
 
 /// the kind of claim a property makes: its family, each in a file of its own (properties.cpp)
+/// (launch stays the last: the report's reader walks the families up to it)
 enum class property_family { differential, contract, metamorphic, isolation, dispatch, variant, quantized, launch };
 /// "differential", "contract", ...: how reports and the mutation runner spell a family
 std::string_view family_name(property_family f);
