@@ -24,7 +24,7 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=corpus/brok
 {
   echo "# contract_fuzzer against a deliberately broken plugin ($(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD 2>/dev/null || echo ?))"
   echo "# kernel plugin: $broken, the catalog's mutant $mutant (mutants/catalog/$mutant.mutant):"
-  echo "#   kernels/src with the 'a.workspace_bytes < workspace_needed' rule deleted from src/contract.cpp"
+  echo "#   the shipped kernels with the 'a.workspace_bytes < workspace_needed' rule deleted from kernels/api/contract.cpp"
   echo
   echo "## 1. fuzzing from an empty corpus until the first crash"
   start=$(date +%s)

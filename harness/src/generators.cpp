@@ -1,6 +1,6 @@
 #include "normcheck/harness/generators.hpp"
 #include "normcheck/harness/judge.hpp"
-#include "path_table.hpp"
+#include "normcheck/path_table.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -15,7 +15,7 @@
 #include "normcheck/harness/property.hpp"
 #include "normcheck/oracles/compare.hpp"
 #include "normcheck/oracles/exact.hpp"
-#include "path_table.hpp"
+#include "normcheck/path_table.hpp"
 #include "property_kit.hpp"
 #include "verdicts.hpp"
 

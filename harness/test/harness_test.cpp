@@ -136,7 +136,7 @@ TEST(contract_rules, every_rule_of_the_catalog_has_a_breaker_in_each_call_it_app
   for (const std::string& pair : catalog_pairs()) EXPECT_TRUE(broken.count(pair)) << pair << " has no breaker";
 }
 
-// every rule the shipped checker (kernels/src/contract.cpp) can cite, read from its source: the
+// every rule the shipped checker (kernels/api/contract.cpp) can cite, read from its source: the
 // literal ids of fail("..."), and each operand's layout, dtype and overlap rules by the calls
 // that check them. A rule added there without a catalog entry and a breaker fails here.
 std::set<std::string> checker_pairs() {

@@ -10,7 +10,7 @@
 // (allocation, byte offset) for the Python side.
 //
 // The ABI-level contract (null pointers, strides, dtypes, overlap) is checked here with
-// kernels/src/contract.cpp before anything is forwarded: those rules are about the C call, not
+// kernels/api/contract.cpp before anything is forwarded: those rules are about the C call, not
 // the Python kernel under test. Calls outside the module's declaration are answered
 // NC_ERR_UNSUPPORTED here as well.
 //
@@ -60,7 +60,7 @@
 #include <string>
 #include <vector>
 
-#include "contract.hpp"
+#include "normcheck/contract.hpp"
 #include "normcheck/variant.hpp"
 #include "normcheck/abi.h"
 

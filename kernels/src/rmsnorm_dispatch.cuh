@@ -33,10 +33,10 @@
 #include <optional>
 #include <type_traits>
 
-#include "contract.hpp"
+#include "normcheck/contract.hpp"
+#include "normcheck/path_table.hpp"
 #include "normcheck/variant.hpp"
 #include "launch.cuh"
-#include "path_table.hpp"
 #include "rmsnorm_backward.cuh"
 #include "rmsnorm_dgamma.cuh"
 #include "rmsnorm_forward.cuh"

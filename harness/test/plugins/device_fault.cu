@@ -10,7 +10,7 @@
 #include <string>
 
 #include "normcheck/abi.h"
-#include "src/contract.hpp"
+#include "normcheck/contract.hpp"
 
 namespace {
 

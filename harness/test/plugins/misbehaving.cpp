@@ -1,5 +1,5 @@
 // Misbehaving kernel plugins for the isolation tests: a plain, correct host RMSNorm (every dtype
-// pair and layout, the shipped contract checks of kernels/src/contract.cpp, so a rejection names
+// pair and layout, the shipped contract checks of kernels/api/contract.cpp, so a rejection names
 // its argument in quotes) with exactly one fault, chosen at compile time by NC_FAULT. Each
 // variant is built as its own plugin (harness/test/plugins/CMakeLists.txt); the fault fires on
 // every forward call the contract accepts, so each property that calls the forward meets it.
@@ -13,7 +13,7 @@
 #include <string>
 
 #include "normcheck/abi.h"
-#include "src/contract.hpp"
+#include "normcheck/contract.hpp"
 
 #define NC_FAULT_NONE 0
 #define NC_FAULT_SEGFAULT 1          // writes through a null pointer

@@ -9,8 +9,8 @@
 // to ε): there it gives Inf or NaN where the math is finite. normcheck reports that as a defect
 // of this order (the shipped kernels apply r² to x·r instead), so this plugin guards that one
 // place; everywhere else the error bound admits the order as written. The example of abi.h's formula for "wrap your own kernel": the two row functions
-// are the whole kernel, example_plugin.hpp does the ABI.
-#include "../example_plugin.hpp"
+// are the whole kernel, normcheck/plugin_kit.hpp does the ABI.
+#include "normcheck/plugin_kit.hpp"
 
 namespace {
 

@@ -11,8 +11,8 @@
 // plugin guards that one place. (Liger's "llama" casting mode rounds
 // x·rstd to x's dtype before multiplying by γ: a second rounding in fp16/bf16, outside the
 // fp32 contract this plugin follows.) The "wrap your own kernel" example of this order;
-// example_plugin.hpp does the ABI.
-#include "../example_plugin.hpp"
+// normcheck/plugin_kit.hpp does the ABI.
+#include "normcheck/plugin_kit.hpp"
 
 namespace {
 

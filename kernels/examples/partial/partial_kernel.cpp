@@ -41,12 +41,12 @@
 //                              which `check all --variant rmsnorm_fp8_static` must fail
 //
 // Each checks the contract first (an invalid call is NC_ERR_INVALID_ARGUMENT naming the
-// argument, kernels/src/contract.cpp), then its declaration (a valid call outside it is
+// argument, kernels/api/contract.cpp), then its declaration (a valid call outside it is
 // NC_ERR_UNSUPPORTED), then computes in PyTorch's order (rstd, x̂ = x·rstd, y = x̂·γ,
 // dx = rstd·(u − x̂·mean(u·x̂))). The tests run `normcheck check all` on each.
 #include <numeric>
 
-#include "../example_plugin.hpp"
+#include "normcheck/plugin_kit.hpp"
 #include "../torch_order/torch_order.hpp"
 
 #if defined(PARTIAL_FLUSH_TO_ZERO) || defined(PARTIAL_FLUSH_TO_ZERO_UNDECLARED)

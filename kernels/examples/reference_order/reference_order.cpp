@@ -8,8 +8,8 @@
 //
 // Like abi.h's formula it forms r³, so a row tiny next to ε (r > 7e12) overflows it to Inf:
 // normcheck names that as this order's defect, and this plugin guards that one place. The "wrap your own kernel" example of the
-// document's design; example_plugin.hpp does the ABI.
-#include "../example_plugin.hpp"
+// document's design; normcheck/plugin_kit.hpp does the ABI.
+#include "normcheck/plugin_kit.hpp"
 
 namespace {
 

@@ -18,7 +18,7 @@
 #include <bit>
 #include <cstdint>
 
-#include "../example_plugin.hpp"
+#include "normcheck/plugin_kit.hpp"
 
 namespace {
 

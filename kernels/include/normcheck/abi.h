@@ -124,7 +124,7 @@
  * are bit-identical to what they were.
  *
  * The contract, every rule the harness checks (normcheck's contract property breaks each one
- * and the guarded buffers watch every byte; kernels/src/contract.cpp is one checker of it):
+ * and the guarded buffers watch every byte; kernels/api/contract.cpp is one checker of it):
  *   - Messages. last_error() names the broken argument in single quotes: 'x', or a field of it,
  *     'x.row_stride'; the harness looks for that quoted name. E.g.
  *     "argument 'x.col_stride' = 0: must be nonzero". last_error() never returns NULL.

@@ -1,6 +1,6 @@
 // The contract's rules, one catalog: each rule's id ("x.offset"), the argument a rejection names
 // and the sentence of abi.h it enforces, with the calls it applies to. The shipped checker
-// (kernels/src/contract.cpp) starts each message with "[id] ", the contract property's breakers
+// (kernels/api/contract.cpp) starts each message with "[id] ", the contract property's breakers
 // cite the id they break, and the contract fuzzer's seeds and tags ("forward rejects x.offset")
 // are named by it; harness_test holds the three to this list. The fuzzers' model of the rules
 // stays an implementation of its own: only the vocabulary is shared.

@@ -1,4 +1,4 @@
-#include "contract.hpp"
+#include "normcheck/contract.hpp"
 
 #include "normcheck/variant.hpp"
 

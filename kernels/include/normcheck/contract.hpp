@@ -1,5 +1,6 @@
-// The kernels' contract, checked on the host before anything is launched or written.
-// Shared by every backend; a backend adds its own checks (the cuda plugin: pointers
+// The ABI's contract checker (kernels/api/contract.cpp), run on the host before anything is
+// launched or written: by the shipped kernels on both backends, the plugin kit's plugins, the
+// test plugins and the Python bridge. A backend adds its own checks (the cuda plugin: pointers
 // live on one device) after these.
 #pragma once
 

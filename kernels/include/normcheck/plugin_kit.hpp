@@ -1,6 +1,7 @@
-// What every example plugin under kernels/examples/ shares: the parts of a host plugin that are
-// not the math. Copy this file (and kernels/src/contract.{hpp,cpp}, which need only abi.h) with
-// the example you start from; then the only code that is yours is the two row functions.
+// The plugin kit: the parts of a host plugin that are not the math, which every example plugin
+// under kernels/examples/ uses. A plugin of your own includes it (with kernels/include on the
+// include path and the contract checker, kernels/api/contract.cpp, linked: CMake's
+// normcheck_contract); then the only code that is yours is the two row functions.
 //
 // An example defines
 //
@@ -19,7 +20,7 @@
 // and gamma + weight_offset formed in fp32: a plugin declares the ones it serves; a quantized
 // output in OCP E4M3 with a static scale, by its reciprocal or by division, from the row's fp32
 // y: other code formats and dynamic scales are answered NC_ERR_UNSUPPORTED), the contract
-// checked before anything is written (kernels/src/contract.cpp: the rules the contract
+// checked before anything is written (kernels/api/contract.cpp: the rules the contract
 // property tests, each message naming the argument in quotes), dgamma summed over rows in
 // fixed row order in a workspace of N fp32 (one row of partial sums: the smallest table the
 // contract's blocks × N allows, and what a caller allocates after asking workspace_size),
@@ -36,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "contract.hpp"
+#include "normcheck/contract.hpp"
 #include "normcheck/abi.h"
 
 namespace nc::example {

@@ -1,5 +1,5 @@
 // The shipped kernels' dispatch table: the paths and the rows each serves. The dispatch
-// (rmsnorm_dispatch.cuh) takes the first vector path of a direction whose limit a row fits
+// (kernels/src/rmsnorm_dispatch.cuh) takes the first vector path of a direction whose limit a row fits
 // (when every operand is unit-stride with 16-byte aligned rows and N is a multiple of the
 // vector width), else a strided path by N. The harness draws N on either side of every limit
 // here (its generators' interesting columns, and the dispatch-boundary property): the table is
