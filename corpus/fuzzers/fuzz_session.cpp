@@ -10,8 +10,9 @@
 
 #include "normcheck/environment.hpp"
 #include "normcheck/harness/campaign.hpp"
-
 #include "normcheck/harness/case_file.hpp"
+#include "normcheck/harness/failure.hpp"
+#include "normcheck/harness/property.hpp"
 #include "normcheck/harness/worker.hpp"
 
 namespace nc::fuzz {
@@ -35,6 +36,55 @@ void write_case(const std::string& failure) {
 }
 
 }  // namespace
+
+harness::norm_case norm_case_of(const call_spec& c, const arena& a) {
+  harness::norm_case out;
+  out.m = c.m, out.n = c.n, out.epsilon = c.epsilon, out.op = c.op;
+  out.x_dtype = c.ops[op_x].dtype, out.gamma_dtype = c.ops[op_gamma].dtype;
+  const auto rows = [&](int k) {
+    const operand& o = c.ops[std::size_t(k)];
+    return harness::matrix_layout{o.offset, o.row_stride, o.col_stride};
+  };
+  const auto entries = [&](int k) {
+    const operand& o = c.ops[std::size_t(k)];
+    return harness::vector_layout{o.offset, o.col_stride};
+  };
+  out.layout = {rows(op_x), rows(op_y), rows(op_dy), rows(op_dx), entries(op_gamma), entries(op_r), entries(op_dgamma)};
+  out.x = a.elements(c, op_x), out.gamma = a.elements(c, op_gamma);
+  if (c.uses(op_dy)) out.dy = a.elements(c, op_dy);
+  return out;
+}
+
+harness::outputs outputs_of(const call_spec& c, const arena& a) {
+  harness::outputs out;
+  for (auto [k, values] : {std::pair{op_y, &out.y}, {op_r, &out.r}, {op_dx, &out.dx}, {op_dgamma, &out.dgamma}})
+    if (c.writes(k)) *values = a.elements(c, k);
+  return out;
+}
+
+const std::vector<const char*>& judged_properties() {
+  static const std::vector<const char*> names = {"y_and_r_match_the_exact_oracle", "dx_matches_the_exact_oracle",
+                                                 "dgamma_matches_the_exact_oracle"};
+  return names;
+}
+
+void judge_outputs(const char* target, const kernel& k, const harness::norm_case& c, const harness::outputs& out,
+                   bool forward_ran, bool backward_ran, const call_spec& call) {
+  for (const char* name : judged_properties()) {
+    const harness::property* p = harness::find_property(name);
+    if (p == nullptr) violation(target, std::string("no property named ") + name + " (a bug of the target)", describe(call));
+    // a property the kernel's capabilities rule out (a forward-only kernel's dx) is not its finding
+    if (p->needs && !p->needs(k.capabilities()).empty()) continue;
+    if (!(p->judged_calls == harness::calls::forward ? forward_ran : backward_ran)) continue;
+    harness::observation o;
+    try {
+      p->judge(k, c, out, o);
+    } catch (const harness::property_failure& e) {
+      violation(target, std::string(name) + ": " + e.what(), describe(call));
+    }
+    if (const auto domain = o.tags.find("domain"); domain != o.tags.end()) tag("domain " + domain->second);
+  }
+}
 
 const kernel& plugin() {
   static const kernel k = [] {

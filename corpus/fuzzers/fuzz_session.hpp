@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "fuzz_call.hpp"
+#include "normcheck/harness/case.hpp"
+#include "normcheck/harness/execute.hpp"
 #include "normcheck/kernel.hpp"
 
 namespace nc::fuzz {
@@ -30,6 +32,22 @@ harness::arena& input_arena();
 /// $NORMCHECK_EPSILON when it is set (as `normcheck check --epsilon` pins it: a kernel with one
 /// built in). A value the kernel does not take ends the run with a message naming the variable.
 const capabilities& declaration();
+
+/// the call as the harness's case: x, gamma and dy as they sit in the arena (row-major, the
+/// operands the call reads) and each operand's layout
+harness::norm_case norm_case_of(const call_spec& c, const arena& a);
+/// what the call wrote, as the harness's judges read it (row-major; what it does not write
+/// stays empty)
+harness::outputs outputs_of(const call_spec& c, const arena& a);
+
+/// The properties' judges (property::judge: the one judge of outputs against the exact oracle)
+/// on what the calls of case c wrote: the forward's (y and r) where the forward ran, dx's and
+/// dgamma's where the backward ran, each where the kernel's capabilities let it apply. A failure
+/// is a violation whose text starts with the property's name, so a regression replays as it.
+void judge_outputs(const char* target, const kernel& k, const harness::norm_case& c, const harness::outputs& out,
+                   bool forward_ran, bool backward_ran, const call_spec& call);
+/// the differential properties judge_outputs runs, by name
+const std::vector<const char*>& judged_properties();
 
 /// tags: counted only once enable_tags() was called (the replay main does)
 void enable_tags();

@@ -1,6 +1,6 @@
 // value_fuzzer: bytes -> raw bit patterns of x, gamma and dy for a small case in any dtype; the
 // calls must keep the arena's memory rules, and the case must pass the properties' own checks
-// (harness/src/properties.cpp): y and r, dx and dgamma against the exact oracle, and a row
+// (the harness's property judges): y and r, dx and dgamma against the exact oracle, and a row
 // holding NaN/Inf leaving every other row bit-identical. A finding is a failure of a named
 // property, so its regression replays as that property in `normcheck replay`.
 #include <algorithm>
@@ -12,8 +12,8 @@
 
 #include "fuzz_call.hpp"
 #include "fuzz_input.hpp"
-#include "fuzz_oracle.hpp"
 #include "fuzz_session.hpp"
+#include "normcheck/oracles/dtype.hpp"
 #include "normcheck/harness/case.hpp"
 #include "normcheck/harness/execute.hpp"
 #include "normcheck/harness/failure.hpp"
@@ -72,7 +72,7 @@ value_case case_of(const value_input& v, const capabilities& declared) {
   // the trailing bytes as element bits, started over when they run out
   std::size_t at = 0;
   auto next = [&](nc_dtype t) -> std::uint32_t {
-    if (v.values.empty()) return std::uint32_t(oracle::encode(oracle_type(t), 1.0));
+    if (v.values.empty()) return std::uint32_t(oracle::encode(harness::oracle_type(t), 1.0));
     std::uint32_t bits = 0;
     for (std::size_t b = 0; b < element_bytes(t); ++b) bits |= std::uint32_t(v.values[at++ % v.values.size()]) << (8 * b);
     return bits;
@@ -96,26 +96,12 @@ harness::norm_case norm_case_of(const value_case& vc) {
   return out;
 }
 
-// the checks this target runs, by property name; a failure's text starts with the name
-constexpr const char* differential_properties[] = {"y_and_r_match_the_exact_oracle", "dx_matches_the_exact_oracle",
-                                                   "dgamma_matches_the_exact_oracle"};
+// the isolation property, run as a whole where it applies; the differential properties judge
+// the case's one run (judge_outputs)
 constexpr const char* isolation_property = "a_non_finite_row_leaves_every_other_row_unchanged";
 
-const harness::property& property_named(const char* name, const call_spec& call) {
-  const harness::property* p = harness::find_property(name);
-  if (p == nullptr) violation(target, std::string("no property named ") + name + " (a bug of the target)", describe(call));
-  return *p;
-}
-
-// a property the kernel's capabilities rule out (a forward-only kernel's dx) is not its finding
-bool applies(const harness::property& p, const kernel& k) { return !p.needs || p.needs(k.capabilities()).empty(); }
-
-void record(const harness::observation& o) {
-  if (const auto domain = o.tags.find("domain"); domain != o.tags.end()) tag("domain " + domain->second);
-}
-
 // the case run once (the forward, and the backward where the kernel has one), every memory rule
-// checked by execute; each differential property judges those outputs (property::judge)
+// checked by execute; each differential property judges those outputs
 void judge_differential(const kernel& k, const harness::norm_case& c, const call_spec& call, bool backward) {
   harness::outputs out;
   try {
@@ -127,32 +113,23 @@ void judge_differential(const kernel& k, const harness::norm_case& c, const call
   }
   tag("forward path " + out.forward_path);
   if (backward) tag("backward path " + out.backward_path);
-  for (const char* name : differential_properties) {
-    const harness::property& p = property_named(name, call);
-    if (!applies(p, k) || (p.judged_calls == harness::calls::forward_and_backward && !backward)) continue;
-    harness::observation o;
-    try {
-      p.judge(k, c, out, o);
-    } catch (const harness::property_failure& e) {
-      violation(target, std::string(name) + ": " + e.what(), describe(call));
-    }
-    record(o);
-  }
+  judge_outputs(target, k, c, out, true, backward, call);
 }
 
-void check_property(const kernel& k, const char* name, const harness::norm_case& c, const call_spec& call) {
-  const harness::property& p = property_named(name, call);
-  if (!applies(p, k)) return;
+void check_isolation(const kernel& k, const harness::norm_case& c, const call_spec& call) {
+  const harness::property* p = harness::find_property(isolation_property);
+  if (p == nullptr) violation(target, std::string("no property named ") + isolation_property, describe(call));
+  if (p->needs && !p->needs(k.capabilities()).empty()) return;
   harness::observation o;
   try {
-    p.check(k, c, o);
+    p->check(k, c, o);
   } catch (const harness::property_failure& e) {
-    violation(target, std::string(name) + ": " + e.what(), describe(call));
+    violation(target, std::string(isolation_property) + ": " + e.what(), describe(call));
   }
-  record(o);
+  tag("non-finite rows isolated");
 }
 
-bool finite(nc_dtype t, std::uint32_t bits) { return std::isfinite(oracle::decode(oracle_type(t), bits)); }
+bool finite(nc_dtype t, std::uint32_t bits) { return std::isfinite(oracle::decode(harness::oracle_type(t), bits)); }
 
 // isolation is checked where it applies: finite gamma, and rows with NaN/Inf in x or dy
 // beside rows without
@@ -178,7 +155,7 @@ bool isolation_applies(const value_case& vc) {
 
 // the property whose check failed, so that `normcheck replay` re-runs the regression as it
 std::string property_of(const std::string& failure) {
-  for (const char* name : differential_properties)
+  for (const char* name : judged_properties())
     if (failure.rfind(name, 0) == 0) return name;
   if (failure.rfind(isolation_property, 0) == 0) return isolation_property;
   return "dx_matches_the_exact_oracle";  // no failure (a corpus entry) or a memory rule: forward and backward run
@@ -203,10 +180,7 @@ void run(const std::uint8_t* data, std::size_t size) {
   const call_spec& c = vc.call;
   tag(dtype_text(c.ops[op_x].dtype) + (c.ops[op_gamma].dtype != c.ops[op_x].dtype ? "+fp32 gamma" : ""));
   judge_differential(k, norm_case_of(vc), c, declared.backward());
-  if (isolation_applies(vc)) {
-    check_property(k, isolation_property, norm_case_of(vc), c);
-    tag("non-finite rows isolated");
-  }
+  if (isolation_applies(vc)) check_isolation(k, norm_case_of(vc), c);
 }
 
 }  // namespace
