@@ -39,10 +39,9 @@
 // inputs and outputs, so that a call never finds its operands left in L2 by the previous
 // one. torch_peer.py uses the same rule.
 //
-// After timing, rows 0, M/2 and M-1 of y, r and dx of the first input set are checked
-// against the exact oracle with the properties' verdicts (oracles/compare.hpp: a spot check
-// that the timed calls computed the operator and wrote their outputs, not the correctness
-// harness).
+// Before timing, rows 0, M/2 and M-1 of y, r and dx of one call pair on the first input set
+// are judged by the properties' judges (a spot check that the calls compute the operator and
+// write their outputs, not the correctness harness); a row that fails is reported, not timed.
 //
 // Host work. At the first latency-bound shape (M·N <= 2^18; 128×257 by default) each dtype's
 // forward and workspace query + backward are timed on the host clock against an empty kernel
@@ -78,17 +77,15 @@
 #include "normcheck_build_commit.hpp"
 #include "bench/launch_floor.hpp"
 #include "normcheck/harness/case.hpp"
-#include "normcheck/harness/judge.hpp"
+#include "normcheck/harness/execute.hpp"
 #include "normcheck/harness/exit_code.hpp"
+#include "normcheck/harness/failure.hpp"
 #include "normcheck/harness/options.hpp"
+#include "normcheck/harness/property.hpp"
 #include "normcheck/harness/worker.hpp"
 #include "normcheck/kernel.hpp"
 #include "normcheck/nvidia.hpp"
-#include "normcheck/oracles/compare.hpp"
 #include "normcheck/oracles/dtype.hpp"
-#include "normcheck/oracles/exact.hpp"
-#include "normcheck/oracles/quantized.hpp"
-#include "normcheck/oracles/variant.hpp"
 #include "normcheck/variant.hpp"
 
 namespace nc::bench {
@@ -488,109 +485,71 @@ struct spot {
   std::string what;
 };
 
-// a quantized output's rows 0, M/2 and M-1: codes and scales against the exact quantization of
-// the row's fp32 y (oracles/quantized.hpp, the judge of the properties)
-void spot_check_codes(const kernel& k, const input_set& set, const host_inputs& in, nc_dtype t, spot& out) {
-  const std::int64_t m = set.fwd.m, n = set.fwd.n;
-  const oracle::dtype ot = harness::oracle_type(t);
-  const nc_operation& op = set.fwd.op;
-  const std::size_t row_bytes = std::size_t(n) * dtype_bytes(t);
-  const std::int64_t per_row = scale_cols(op, n);
-  const oracle::quantization q = harness::quantization_of(op, std::bit_cast<std::uint32_t>(static_scale(op)));
-  for (std::int64_t i : {std::int64_t(0), m / 2, m - 1}) {
-    std::vector<std::uint8_t> codes(static_cast<std::size_t>(n));
-    std::vector<float> written(static_cast<std::size_t>(per_row));
-    k.download(codes.data(), static_cast<const char*>(set.fwd.y.data) + i * n, std::size_t(n));
-    if (op.scale != NC_SCALE_STATIC)
-      k.download(written.data(), static_cast<const char*>(set.fwd.scale.data) + i * per_row * 4, written.size() * 4);
-    oracle::variant_forward_problem f;
-    f.plain.m = 1, f.plain.n = n, f.plain.epsilon = epsilon, f.plain.y_type = oracle::dtype::f32;
-    const std::size_t at = std::size_t(i) * row_bytes;
-    f.plain.x = {in.x.data() + at, ot, 0, n, 1}, f.plain.gamma = {in.gamma.data(), ot, 0, 1};
-    f.residual = op.residual == NC_RESIDUAL_ROUNDED ? oracle::residual_rule::rounded : oracle::residual_rule::none;
-    if (op.residual != NC_RESIDUAL_NONE) f.residual_in = {in.residual.data() + at, ot, 0, n, 1};
-    f.weight_offset = op.weight_offset;
-    const oracle::quantized_verdict v = oracle::judge_quantized(
-        q, oracle::exact_variant_forward(f).plain, 1, n, codes, std::vector<double>(written.begin(), written.end()));
-    for (const auto* cmp : {&v.codes, &v.scales})
-      if (cmp->bound_failures > 0 && out.pass) {
-        const oracle::mismatch& e = cmp->mismatches.front();
-        std::ostringstream w;
-        w << (cmp == &v.codes ? "code" : "scale") << "[" << i << "," << e.col << "] = " << e.got << ", exact " << e.oracle
-          << (e.note.empty() ? "" : " (" + e.note + ")");
-        out.pass = false, out.what = w.str();
-      }
-  }
+// element bits of a row held as bytes (fp32: 4 bytes each, fp16/bf16: 2, codes: 1)
+std::vector<std::uint32_t> bits_of(const unsigned char* bytes, std::size_t element_bytes, std::int64_t count) {
+  std::vector<std::uint32_t> out(static_cast<std::size_t>(count));
+  for (std::size_t e = 0; e < out.size(); ++e) std::memcpy(&out[e], bytes + e * element_bytes, element_bytes);
+  return out;
 }
 
-// rows 0, M/2 and M-1 of y, r and dx against the exact oracle on that row, both verdicts of
-// oracles/compare.hpp: the per-element bound, and the fixed table where every correct kernel
-// meets it (the verdicts of the properties, not a tolerance of the bench's own)
-// (every operand's row i lies at i·N, per-head rows included: make_set's views)
+// Rows 0, M/2 and M-1 of the first input set, each judged as a case of one row by the
+// properties' judges (property::judge: y and r, residual_out bit-exact, a quantized output's
+// codes and scales, dx; the exact oracle's per-element bound and the fixed table where every
+// correct kernel meets it), not a tolerance of the bench's own. A row's y, r and dx depend on
+// nothing else; every operand's row i lies at i·N (make_set's views, per-head rows included)
 void spot_check(const kernel& k, const input_set& set, const host_inputs& in, nc_dtype t, spot& out) {
   const std::int64_t m = set.fwd.m, n = set.fwd.n;
-  const oracle::dtype ot = harness::oracle_type(t);
-  const std::size_t row_bytes = std::size_t(n) * dtype_bytes(t);
   const nc_operation& op = set.fwd.op;
-  const bool add = op.residual != NC_RESIDUAL_NONE;
-  std::vector<unsigned char> y(row_bytes), dx(row_bytes), h(row_bytes);
-  float r = 0;
-  if (quantizes(op)) return spot_check_codes(k, set, in, t, out);
+  const std::size_t s = dtype_bytes(t), row_bytes = std::size_t(n) * s;
+  const bool add = op.residual != NC_RESIDUAL_NONE, quantized = quantizes(op);
+  const std::int64_t scales_a_row = quantized && op.scale != NC_SCALE_STATIC ? scale_cols(op, n) : 0;
+  harness::norm_case c;
+  c.m = 1, c.n = n, c.x_dtype = t, c.gamma_dtype = t, c.epsilon = epsilon, c.op = op;
+  c.op.rows = NC_ROWS_MATRIX;  // one row of a per-head view is one row
+  c.layout = {{0, n, 1}, {0, n, 1}, {0, n, 1}, {0, n, 1}, {0, 1}, {0, 1}, {0, 1}};
+  c.gamma = bits_of(in.gamma.data(), s, n);
+  if (quantized) c.scale = std::bit_cast<std::uint32_t>(static_scale(op));
+  const harness::property* forward = harness::find_property("y_and_r_match_the_exact_oracle");
+  const harness::property* dx = harness::find_property("dx_matches_the_exact_oracle");
+  if (forward == nullptr || dx == nullptr) throw std::logic_error("the spot check's properties are not registered");
   for (std::int64_t i : {std::int64_t(0), m / 2, m - 1}) {
-    k.download(y.data(), static_cast<const char*>(set.fwd.y.data) + i * row_bytes, row_bytes);
-    k.download(dx.data(), static_cast<const char*>(set.bwd.dx.data) + i * row_bytes, row_bytes);
-    k.download(&r, static_cast<const char*>(set.fwd.r.data) + i * 4, 4);
-    if (add) k.download(h.data(), static_cast<const char*>(set.fwd.residual_out.data) + i * row_bytes, row_bytes);
-    // row i alone: a row's y, r and dx depend on nothing else
     const std::size_t at = std::size_t(i) * row_bytes;
-    oracle::variant_forward_problem f;
-    f.plain.m = 1, f.plain.n = n, f.plain.epsilon = epsilon, f.plain.y_type = ot;
-    f.plain.x = {in.x.data() + at, ot, 0, n, 1}, f.plain.gamma = {in.gamma.data(), ot, 0, 1};
-    f.residual = op.residual == NC_RESIDUAL_ROUNDED ? oracle::residual_rule::rounded
-                 : add                              ? oracle::residual_rule::fp32
-                                                    : oracle::residual_rule::none;
-    if (add) f.residual_in = {in.residual.data() + at, ot, 0, n, 1};
-    f.weight_offset = op.weight_offset;
-    // the backward of a residual add differentiates at the h the forward stored
-    oracle::variant_backward_problem b;
-    b.plain.m = 1, b.plain.n = n, b.plain.epsilon = epsilon, b.plain.dx_type = ot, b.plain.dgamma_type = ot;
-    b.plain.x = add ? oracle::matrix_view{h.data(), ot, 0, n, 1} : f.plain.x;
-    b.plain.gamma = f.plain.gamma, b.plain.dy = {in.dy.data() + at, ot, 0, n, 1};
-    b.residual = add, b.weight_offset = op.weight_offset;
-    if (add) b.residual_grad = {in.residual_grad.data() + at, ot, 0, n, 1};
-    const oracle::variant_forward_result variant = oracle::exact_variant_forward(f);
-    const oracle::forward_result& ef = variant.plain;
-    const oracle::backward_result eb = oracle::exact_variant_backward(b);
-    // residual_out is h rounded to x's dtype: bit-exact
-    for (std::int64_t j = 0; add && j < n && out.pass; ++j)
-      if (const double got = oracle::load(h.data(), ot, j);
-          got != variant.residual_out[std::size_t(j)]) {
-        out.pass = false;
-        std::ostringstream w;
-        w << "residual_out[" << i << "," << j << "] = " << got << ", exact " << variant.residual_out[std::size_t(j)];
-        out.what = w.str();
-      }
-    const struct {
-      const char* name;
-      oracle::comparison cmp;
-    } verdicts[] = {
-        {"y", oracle::compare(oracle::matrix_view{y.data(), ot, 0, n, 1}, 1, n, ef.y, ef.y_bound, ef.rows)},
-        {"r", oracle::compare(oracle::vector_view{&r, oracle::dtype::f32, 0, 1}, 1, ef.r, ef.r_bound, ef.rows)},
-        {"dx", oracle::compare(oracle::matrix_view{dx.data(), ot, 0, n, 1}, 1, n, eb.dx, eb.dx_bound, eb.rows)}};
-    for (const auto& [name, cmp] : verdicts) {
-      out.worst = std::max(out.worst, cmp.max_bound_units);
-      if ((cmp.bound_failures > 0 || cmp.achievable_table_failures > 0) && out.pass) {
-        out.pass = false;
-        std::ostringstream w;
-        if (!cmp.mismatches.empty()) {
-          const oracle::mismatch& e = cmp.mismatches.front();
-          w << name << "[" << i << "," << (std::string_view(name) == "r" ? 0 : e.col) << "] = " << e.got << ", exact "
-            << e.oracle << " (bound " << e.bound << ")";
-        } else {
-          w << name << " of row " << i << " outside the oracle's verdicts";
+    c.x = bits_of(in.x.data() + at, s, n), c.dy = bits_of(in.dy.data() + at, s, n);
+    if (add) c.residual = bits_of(in.residual.data() + at, s, n), c.residual_grad = bits_of(in.residual_grad.data() + at, s, n);
+    const std::size_t y_bytes = quantized ? std::size_t(n) : row_bytes;
+    std::vector<unsigned char> y(y_bytes), dx_row(row_bytes), h(row_bytes);
+    std::vector<float> scales(static_cast<std::size_t>(scales_a_row));
+    std::uint32_t r = 0;
+    k.download(y.data(), static_cast<const char*>(set.fwd.y.data) + std::size_t(i) * y_bytes, y_bytes);
+    k.download(&r, static_cast<const char*>(set.fwd.r.data) + i * 4, 4);
+    if (add) k.download(h.data(), static_cast<const char*>(set.fwd.residual_out.data) + at, row_bytes);
+    if (!quantized) k.download(dx_row.data(), static_cast<const char*>(set.bwd.dx.data) + at, row_bytes);
+    if (scales_a_row > 0)
+      k.download(scales.data(), static_cast<const char*>(set.fwd.scale.data) + std::size_t(i * scales_a_row) * 4,
+                 scales.size() * 4);
+    harness::outputs got;
+    got.y = bits_of(y.data(), quantized ? 1 : s, n), got.r = {r}, got.dx = bits_of(dx_row.data(), s, n);
+    if (add) got.residual_out = bits_of(h.data(), s, n);
+    got.scale = bits_of(reinterpret_cast<const unsigned char*>(scales.data()), 4, scales_a_row);
+    for (const harness::property* p : {forward, dx}) {
+      if (p == dx && quantized) continue;  // a quantized output's kernel has no backward here
+      harness::observation o;
+      try {
+        p->judge(k, c, got, o);
+      } catch (const harness::property_failure& e) {
+        if (out.pass) {
+          out.pass = false;
+          out.what = "row " + std::to_string(i) + ": " + e.summary();
+          if (!e.first().empty()) {
+            const harness::mismatch& first = e.first().front();
+            std::ostringstream w;
+            w << " (" << first.output << "[" << first.col << "] = " << first.got << ", exact " << first.expected
+              << ", bound " << first.bound << ")";
+            out.what += w.str();
+          }
         }
-        out.what = w.str();
       }
+      out.worst = std::max(out.worst, o.max_error_in_bounds);
     }
   }
 }
@@ -607,6 +566,7 @@ struct row {
   double fwd_bytes = 0, fwd_bwd_bytes = 0;
   std::string fwd_path, bwd_path;
   spot check;
+  bool checked = false;        // the spot check ran (before timing)
   std::string error;           // empty: timed
   std::string not_applicable;  // why the variant cannot take this shape (not timed, not a failure)
   bool ok() const { return !not_applicable.empty() || (error.empty() && check.pass); }
@@ -647,13 +607,23 @@ row bench_row(const kernel& k, const options& o, const std::string& variant, sha
     out.fwd_path = k.forward_path(sets[0].fwd);
     out.bwd_path = k.backward_path(sets[0].bwd);
 
+    // checked before it is timed: one call pair on the first set, judged (a wrong kernel's
+    // timing is not reported)
+    k.forward(sets[0].fwd);
+    if (!quantizes(op)) k.backward(sets[0].bwd);
+    k.synchronize();
+    spot_check(k, sets[0], first, t, out.check);
+    out.checked = true;
+    if (!out.check.pass) {
+      out.error = "not timed: SPOT CHECK FAILED: " + out.check.what;
+      return out;
+    }
+
     std::size_t next = 0;
     auto pick = [&]() -> input_set& { return sets[std::exchange(next, (next + 1) % sets.size())]; };
     out.fwd = time_calls([&] { k.forward(pick().fwd); }, o.warmup, o.samples, o.calls);
     if (quantizes(op)) {  // forward only
-      k.synchronize();
       out.bwd_path.clear();
-      spot_check(k, sets[0], first, t, out.check);
       return out;
     }
 
@@ -673,8 +643,6 @@ row bench_row(const kernel& k, const options& o, const std::string& variant, sha
       k.backward(set.bwd);
     };
     out.fwd_bwd = time_calls(fwd_bwd, o.warmup, o.samples, o.calls);
-    k.synchronize();
-    spot_check(k, sets[0], first, t, out.check);
   } catch (const std::exception& e) {
     out.error = e.what();
     (void)cudaGetLastError();  // clear a non-sticky error so the next row starts clean
@@ -863,7 +831,6 @@ std::string markdown(const options& o, const stamp& st, const std::vector<row>& 
       md << num(r.fwd_bwd.median_us, 2) << " | " << num(bg, 0) << " | " << num(100 * bg / st.copy_gbps, 1) << " | "
          << r.fwd_path << " / " << r.bwd_path;
     if (r.input_sets > 1) md << " (" << r.input_sets << " input sets)";
-    if (!r.check.pass) md << " **SPOT CHECK FAILED: " << r.check.what << "**";
     md << " |\n";
   }
   return md.str();
@@ -908,8 +875,8 @@ std::string json(const options& o, const stamp& st, const std::vector<row>& rows
        << ", \"fwd_bwd_gbps\": " << tb(bg, 1) << ", \"fwd_bwd_pct_copy\": " << tb(100 * bg / st.copy_gbps, 2)
        << ",\n     \"fwd_path\": " << str(r.fwd_path) << ", \"bwd_path\": " << str(r.bwd_path)
        << ", \"path\": " << str(r.fwd_path.empty() ? "" : r.fwd_path + " / " + r.bwd_path)
-       << ", \"spot_check\": " << (timed ? json_string(r.check.pass ? "pass" : "fail: " + r.check.what) : "null")
-       << ", \"spot_check_worst\": " << (timed ? num(r.check.worst, 4) : "null") << ", \"error\": " << str(r.error)
+       << ", \"spot_check\": " << (r.checked ? json_string(r.check.pass ? "pass" : "fail: " + r.check.what) : "null")
+       << ", \"spot_check_worst\": " << (r.checked ? num(r.check.worst, 4) : "null") << ", \"error\": " << str(r.error)
        << ", \"not_applicable\": " << str(r.not_applicable) << "}";
   }
   js << "\n  ],\n  \"host_work\": [";
@@ -1045,8 +1012,7 @@ bool time_kernel(const kernel& k, const options& o, const stamp& st, const std::
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         std::cerr << "  " << variant << " " << sh.m << "x" << sh.n << " " << dtype_label(t) << ": "
                   << (!r.not_applicable.empty() ? "not applicable: " + r.not_applicable
-                      : r.error.empty() ? num(r.fwd.median_us, 2) + " / " + num(r.fwd_bwd.median_us, 2) + " us" +
-                                              (r.check.pass ? "" : ", SPOT CHECK FAILED: " + r.check.what)
+                      : r.error.empty() ? num(r.fwd.median_us, 2) + " / " + num(r.fwd_bwd.median_us, 2) + " us"
                                         : "error: " + r.error)
                   << " (" << num(secs, 1) << " s)\n";
       }
