@@ -2,8 +2,8 @@
 // NORMCHECK_TEST_BACKEND: the document's worked numbers, odd and even sizes, every
 // dtype pair, strided and offset views, and one test per rejection rule. Every call runs in
 // the harness's testbed (harness/arena.hpp: one arena, guard bands, stride-gap NaNs, poisoned
-// outputs, frozen inputs) and is judged by the oracles' comparator and tolerance table
-// (oracles/compare.hpp), so kernel_test and the properties share one memory rule and one verdict.
+// outputs, frozen inputs) and is judged by the properties' judges, so kernel_test and the
+// properties share one memory rule and one verdict.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,9 +15,8 @@
 
 #include "normcheck/harness/execute.hpp"
 #include "normcheck/harness/failure.hpp"
+#include "normcheck/harness/property.hpp"
 #include "normcheck/kernel.hpp"
-#include "normcheck/oracles/compare.hpp"
-#include "normcheck/oracles/exact.hpp"
 
 namespace nc::test {
 namespace {
@@ -99,47 +98,21 @@ struct run {
   }
 };
 
-// the oracles' two verdicts: within the exact oracle's per-element bound, and inside the fixed
-// table (oracle::fixed_tolerance) wherever every correct kernel meets it; reports the first few
-// failures
-::testing::AssertionResult judged(const char* what, const oracle::comparison& cmp) {
-  if (cmp.bound_failures == 0 && cmp.achievable_table_failures == 0) return ::testing::AssertionSuccess();
-  auto failure = ::testing::AssertionFailure();
-  failure << what << ": " << cmp.bound_failures << " of " << cmp.compared << " elements outside the oracle's bound, "
-          << cmp.achievable_table_failures << " outside the fixed table where it binds";
-  std::size_t shown = 0;
-  for (const oracle::mismatch& e : cmp.mismatches)
-    if (shown++ < 5)
-      failure << "\n  " << what << "[" << e.row << "," << e.col << "] = " << e.got << ", exact " << e.oracle
-              << ", bound " << e.bound << (e.note.empty() ? "" : " (" + e.note + ")");
-  return failure;
-}
-
+// the properties' judges (property::judge) on what the call pair wrote: the exact oracle's
+// per-element bound, and the fixed table where every correct kernel meets it, for y and r, dx
+// and dgamma, the verdict every property, fuzz target and the bench reach
 void check_against_reference(run& c) {
   if (::testing::Test::HasFatalFailure()) return;
-  const harness::norm_case& k = c.ran;
-  const auto x = harness::typed(k.x_dtype, k.x), g = harness::typed(k.gamma_dtype, k.gamma),
-             dy = harness::typed(k.x_dtype, k.dy);
-  const oracle::dtype xt = harness::oracle_type(k.x_dtype), gt = harness::oracle_type(k.gamma_dtype);
-  oracle::forward_problem f;
-  f.m = k.m, f.n = k.n, f.epsilon = k.epsilon, f.y_type = xt;
-  f.x = {x.data(), xt, 0, k.n, 1}, f.gamma = {g.data(), gt, 0, 1};
-  oracle::backward_problem b;
-  b.m = k.m, b.n = k.n, b.epsilon = k.epsilon, b.dx_type = xt, b.dgamma_type = gt;
-  b.x = f.x, b.gamma = f.gamma, b.dy = {dy.data(), xt, 0, k.n, 1};
-  const oracle::forward_result ef = oracle::exact_forward(f);
-  const oracle::backward_result eb = oracle::exact_backward(b);
-
-  const auto y = harness::typed(k.x_dtype, c.written.y), dx = harness::typed(k.x_dtype, c.written.dx);
-  const auto r = harness::typed(NC_F32, c.written.r), dg = harness::typed(k.gamma_dtype, c.written.dgamma);
-  EXPECT_TRUE(judged("y", oracle::compare(oracle::matrix_view{y.data(), xt, 0, k.n, 1}, k.m, k.n, ef.y, ef.y_bound,
-                                          ef.rows)));
-  EXPECT_TRUE(judged("r", oracle::compare(oracle::vector_view{r.data(), oracle::dtype::f32, 0, 1}, k.m, ef.r,
-                                          ef.r_bound, ef.rows)));
-  EXPECT_TRUE(judged("dx", oracle::compare(oracle::matrix_view{dx.data(), xt, 0, k.n, 1}, k.m, k.n, eb.dx,
-                                           eb.dx_bound, eb.rows)));
-  EXPECT_TRUE(judged("dgamma", oracle::compare(oracle::vector_view{dg.data(), gt, 0, 1}, k.n, eb.dgamma,
-                                               eb.dgamma_bound, eb.columns)));
+  for (const char* name : {"y_and_r_match_the_exact_oracle", "dx_matches_the_exact_oracle", "dgamma_matches_the_exact_oracle"}) {
+    const harness::property* p = harness::find_property(name);
+    ASSERT_NE(p, nullptr) << "no property named " << name;
+    harness::observation o;
+    try {
+      p->judge(plugin(), c.ran, c.written, o);
+    } catch (const harness::property_failure& e) {
+      ADD_FAILURE() << name << ": " << e.summary() << "\n" << harness::format_mismatches(e.first());
+    }
+  }
 }
 
 const dtypes all_dtypes[] = {{NC_F32, NC_F32}, {NC_F16, NC_F16}, {NC_F16, NC_F32}, {NC_BF16, NC_BF16},
