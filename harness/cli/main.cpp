@@ -410,7 +410,7 @@ int command_run(int argc, char** argv) {
 
 int command_check(int argc, char** argv) {
   const nc::options o = verb_options(argc, argv, {"backend", "kernel", "cases", "seed", "case-dir", "property", "skip", "json", "epsilon", "variant",
-                       "junit", "jobs", "sanitizer"},
+                       "junit", "jobs", "sanitizer", "first"},
                       {"verbose", "first-failure"});
   if (auto tool = o.get("sanitizer")) {
     if (*tool != "memcheck" && *tool != "racecheck" && *tool != "synccheck" && *tool != "initcheck")
@@ -447,6 +447,17 @@ int command_check(int argc, char** argv) {
       }
   if (selected.empty() && only) throw usage_error("--property '" + *only + "' is not in the group '" + group + "', or --skip names it");
   if (selected.empty()) throw usage_error("--skip leaves no property of the group '" + group + "'");
+  if (auto first = o.get("first")) {
+    std::vector<const property*> ordered;
+    for (const std::string& name : nc::split_list(*first)) {
+      const auto at = std::find_if(selected.begin(), selected.end(), [&](const property* p) { return p->name == name; });
+      if (at == selected.end())
+        throw usage_error("--first '" + name + "': no property of the selection has that name (a comma-separated list)");
+      ordered.push_back(*at);
+      selected.erase(at);
+    }
+    selected.insert(selected.begin(), ordered.begin(), ordered.end());
+  }
   const nc::kernel k = choose_kernel(o);
   return run_each_variant("check " + group, selected, k, options,
                           {o.get("json"), o.get("junit"), o.has("verbose"), o.has("first-failure"), jobs_option(o)});
@@ -744,7 +755,8 @@ const verb verbs[] = {
      command_run},
     {"check", "normcheck check forward|backward|gamma|all [--backend auto|cuda|simt] [--kernel PATH] ...",
      "  [--cases N] [--seed S] [--case-dir DIR] [--property NAME] [--skip NAME,...] [--json FILE] [--epsilon E]\n"
-     "  [--variant NAME|all] [--junit FILE] [--jobs N] [--verbose] [--first-failure] [--sanitizer TOOL]\n"
+     "  [--variant NAME|all] [--junit FILE] [--jobs N] [--verbose] [--first-failure] [--first NAME,...]\n"
+     "  [--sanitizer TOOL]\n"
      "  The properties of one group. Cases are drawn inside what the kernel declares (abi.h); the summary\n"
      "  lists what was not exercised. --epsilon: every case with this epsilon (a kernel with one built in).\n"
      "  --variant NAME: every case of that variant (normcheck variants lists them; the kernel must declare\n"
@@ -754,6 +766,9 @@ const verb verbs[] = {
      "  counterexample and the reproduce line).\n"
      "  --verbose prints every property's distribution table (by default only a failing one's).\n"
      "  --first-failure stops after the first property that fails (the mutation runner's --first-kill).\n"
+     "  --first NAME,...: these properties run first, in that order, the rest in the campaign's (the\n"
+     "  mutation runner names a mutant's expected killer, so a suite that stops at its first failure\n"
+     "  stops early; the verdicts are the same in any order).\n"
      "  --jobs N: properties at once, each in its own worker (default: every core on simt, 1 on a GPU);\n"
      "  their results print in the campaign's order.\n"
      "  --sanitizer memcheck|racecheck|synccheck|initcheck: the campaign under compute-sanitizer (a cuda\n"

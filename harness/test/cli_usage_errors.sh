@@ -28,6 +28,8 @@ expect_64 "'gpu' (or NORMCHECK_BACKEND): must be auto, cuda or simt" "$normcheck
 expect_64 "'x': must be an integer in [0, 2^64 - 1]" "$normcheck" gradcheck --seed x
 expect_64 "--skip 'no_such_property': no property has that name" "$normcheck" check all --skip y_and_r_match_the_exact_oracle,no_such_property
 expect_64 "or --skip names it" "$normcheck" check forward --property y_and_r_match_the_exact_oracle --skip y_and_r_match_the_exact_oracle
+expect_64 "--first 'no_such_property': no property of the selection has that name" "$normcheck" check all --first dx_matches_the_exact_oracle,no_such_property
+expect_64 "--first 'dx_matches_the_exact_oracle': no property of the selection" "$normcheck" check forward --first dx_matches_the_exact_oracle
 # a variant that is none, or that the kernel does not declare (the shipped kernels: no offset_rmsnorm)
 expect_64 "--variant 'qk_norm': must be all or a variant" "$normcheck" check all --variant qk_norm
 expect_64 "NORMCHECK_VARIANT = 'qk_norm': not a variant" NORMCHECK_VARIANT=qk_norm "$normcheck" check forward

@@ -2,6 +2,7 @@
 // pass the whole suite), then every mutant plugin in a fresh `normcheck check all` process
 // with a timeout derived from the baseline; every property runs against every mutant.
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -58,7 +59,8 @@ const char* usage_text =
     "  --timeout S                a fixed timeout per run instead\n"
     "  --run-gpu-only             also run the mutants that need a GPU on simt\n"
     "  --first-kill               a mutant's suite stops at the first property that kills it (a\n"
-    "                             verdict for each mutant, not every property's: ctest -L mutation)\n"
+    "                             verdict for each mutant, not every property's: ctest -L mutation);\n"
+    "                             the properties its catalog entry's expected_killer names run first\n"
     "  --sanitizer PATH|none      cuda: compute-sanitizer for the sanitizer passes (default: found on\n"
     "                             PATH or in /usr/local/cuda/bin); a survivor runs the suite again\n"
     "                             under racecheck (2 cases a property), then under memcheck (4 cases\n"
@@ -236,6 +238,29 @@ class campaign_runner {
     return simt() || pass == 0 ? "" : pass == 1 ? "racecheck" : "memcheck";
   }
 
+  // the suite's properties a mutant's expected killer (its catalog text) names, in the order it
+  // names them, comma-separated: under --first-kill they run first, so the suite stops at the
+  // kill early (the verdict is the same in any order)
+  std::string named_killers(const std::string& expected_killer) const {
+    const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    std::vector<std::pair<std::size_t, std::string>> named;
+    for (const auto& p : c_.properties) {
+      if (p.kind == "sanitizer") continue;
+      for (std::size_t at = expected_killer.find(p.name); at != std::string::npos;
+           at = expected_killer.find(p.name, at + 1)) {
+        const std::size_t end = at + p.name.size();
+        if ((at == 0 || !word(expected_killer[at - 1])) && (end == expected_killer.size() || !word(expected_killer[end]))) {
+          named.emplace_back(at, p.name);
+          break;
+        }
+      }
+    }
+    std::sort(named.begin(), named.end());
+    std::string out;
+    for (const auto& [at, name] : named) out += (out.empty() ? "" : ",") + name;
+    return out;
+  }
+
   job start(std::size_t mutant, std::size_t schedule, const fs::path& plugin, const fs::path& dir, double timeout) {
     fs::create_directories(dir);
     job j{mutant, schedule, fs::absolute(dir), {}, nullptr, timeout};
@@ -261,7 +286,12 @@ class campaign_runner {
     } else if (o_.cases > 0) {
       argv.insert(argv.end(), {"--cases", std::to_string(o_.cases)});
     }
-    if (o_.first_kill) argv.push_back("--first-failure");
+    if (o_.first_kill) {
+      argv.push_back("--first-failure");
+      if (mutant != SIZE_MAX)
+        if (const std::string first = named_killers(c_.mutants[mutant].expected_killer); !first.empty())
+          argv.insert(argv.end(), {"--first", first});
+    }
     // a mutant may fail every property: each gets 5 s of shrinking, so the suite ends well
     // inside its timeout with a counterexample for each
     std::vector<std::pair<std::string, std::string>> env{{"NORMCHECK_SHRINK_SECONDS", "5"}};
