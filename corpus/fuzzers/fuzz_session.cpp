@@ -86,6 +86,16 @@ void judge_outputs(const char* target, const kernel& k, const harness::norm_case
   }
 }
 
+int run_input(const char* target, void (*body)(const std::uint8_t*, std::size_t), const std::uint8_t* data,
+              std::size_t size) {
+  try {
+    body(data, size);
+  } catch (const std::exception& e) {
+    violation(target, std::string("an unexpected exception: ") + e.what(), "(see the input)");
+  }
+  return 0;
+}
+
 const kernel& plugin() {
   static const kernel k = [] {
     // one OS thread for the simt blocks: deterministic, and cheapest for small calls
@@ -197,3 +207,10 @@ std::string case_text(const call_spec& c, const std::vector<std::uint32_t>& x, c
 }
 
 }  // namespace nc::fuzz
+
+// both targets' libFuzzer initialization (and the replay main's): the plugin loaded once, before
+// the first input
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  nc::fuzz::plugin();
+  return 0;
+}

@@ -62,6 +62,12 @@ void set_current_file(const std::string& path);
 /// with the failure's text if a violation ends the run.
 void set_case_writer(std::function<std::string(const std::string& failure)> writer);
 
+/// one input through a target's body, an exception out of it a violation; 0, as libFuzzer wants.
+/// The plugin is loaded before the first input by LLVMFuzzerInitialize, defined here for both
+/// targets
+int run_input(const char* target, void (*body)(const std::uint8_t*, std::size_t), const std::uint8_t* data,
+              std::size_t size);
+
 /// a violated property: prints what, where and how to reproduce, writes the case file, aborts
 /// (libFuzzer records the input as a crash)
 [[noreturn]] void violation(const char* target, const std::string& what, const std::string& call);

@@ -186,16 +186,6 @@ void run(const std::uint8_t* data, std::size_t size) {
 }  // namespace
 }  // namespace nc::fuzz
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  nc::fuzz::plugin();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  try {
-    nc::fuzz::run(data, size);
-  } catch (const std::exception& e) {
-    nc::fuzz::violation(nc::fuzz::target, std::string("an unexpected exception: ") + e.what(), "(see the input)");
-  }
-  return 0;
+  return nc::fuzz::run_input(nc::fuzz::target, nc::fuzz::run, data, size);
 }

@@ -58,7 +58,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -82,6 +81,7 @@
 #include "normcheck/harness/failure.hpp"
 #include "normcheck/harness/options.hpp"
 #include "normcheck/harness/property.hpp"
+#include "normcheck/harness/report.hpp"
 #include "normcheck/harness/worker.hpp"
 #include "normcheck/kernel.hpp"
 #include "normcheck/nvidia.hpp"
@@ -717,15 +717,6 @@ struct stamp {
   double copy_gbps = 0, copy_us = 0;
 };
 
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string json_string(const std::string& s) {
   std::string out = "\"";
   for (const char c : s) {
@@ -939,7 +930,7 @@ int run_main(int argc, char** argv) {
     if (!k.available()) throw std::runtime_error("plugin " + k.name() + " finds no device");
 
     stamp st;
-    st.date = utc_now();
+    st.date = harness::utc_now();
     int device = 0, driver = 0, runtime = 0;
     NC_CUDA(cudaGetDevice(&device));
     cudaDeviceProp prop{};

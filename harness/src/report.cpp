@@ -270,22 +270,15 @@ std::string to_json(const campaign_report& report) {
   return v.dump(2) + "\n";
 }
 
-std::string utc_now() {
+std::string utc_now(const char* format) {
   const std::time_t now = std::time(nullptr);
   std::tm utc{};
   gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  char text[64];
+  std::strftime(text, sizeof text, format, &utc);
   return text;
 }
 
-std::string default_report_path() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &utc);
-  return std::string("reports/out/run-") + text + ".json";
-}
+std::string default_report_path() { return "reports/out/run-" + utc_now("%Y%m%d-%H%M%S") + ".json"; }
 
 }  // namespace nc::harness

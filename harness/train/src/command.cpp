@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -14,6 +13,7 @@
 #include "normcheck/harness/campaign.hpp"
 #include "normcheck/harness/exit_code.hpp"
 #include "normcheck/harness/options.hpp"
+#include "normcheck/harness/report.hpp"
 #include "normcheck/harness/worker.hpp"
 #include "normcheck/train/train.hpp"
 
@@ -36,15 +36,6 @@ const char* usage_text =
     "  (default reports/out/train/<UTC time>/).\n"
     "  exit codes: 0 the branches agree, 1 they diverged or a check failed, 64 usage error,\n"
     "  70 harness error, 77 no device for the backend asked for\n";
-
-std::string timestamp() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &utc);
-  return text;
-}
 
 void write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -81,7 +72,7 @@ int run(int argc, char** argv) {
     }
   }
   const std::filesystem::path out =
-      o.get("out") ? std::filesystem::path(*o.get("out")) : std::filesystem::path("reports/out/train") / timestamp();
+      o.get("out") ? std::filesystem::path(*o.get("out")) : std::filesystem::path("reports/out/train") / harness::utc_now("%Y%m%d-%H%M%S");
 
   // the kernel, by the one resolver's rule; a load failure is the harness's (exit 70), like the other verbs
   std::string said;

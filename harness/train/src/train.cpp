@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "normcheck/harness/report.hpp"
 #include "normcheck/train/checkpoint.hpp"
 #include "normcheck/train/train.hpp"
 
@@ -61,14 +62,6 @@ std::string shown_path(const std::string& path) {
   return relative.string();
 }
 
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
 
 }  // namespace
 
@@ -80,7 +73,7 @@ train_result run_training(const nc::kernel& k, const train_options& o) {
   r.kernel_name = k.name();
   r.kernel_backend = k.backend();
   r.kernel_path = shown_path(k.path());
-  r.started = utc_now();
+  r.started = harness::utc_now();
 
   const shape& s = o.widths;
   const splits data = synthetic_splits(s, o.seed, o.train_examples, o.validation_examples, o.test_examples);

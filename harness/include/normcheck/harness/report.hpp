@@ -53,7 +53,7 @@ std::string to_junit(const campaign_report& report, const std::vector<std::strin
 /// reports/out/run-<UTC date and time>.json under the current directory
 std::string default_report_path();
 
-/// now, ISO 8601 in UTC
-std::string utc_now();
+/// now in UTC, as strftime's format writes it (default ISO 8601: 2026-12-07T06:30:00Z)
+std::string utc_now(const char* format = "%Y-%m-%dT%H:%M:%SZ");
 
 }  // namespace nc::harness
