@@ -570,11 +570,14 @@ void draw_batches(norm_case& c) {
     const std::int64_t head_span = heads > 1 ? (heads - 1) * l->head_stride : 0;
     const std::int64_t token_span = head_span + (c.n - 1) * l->col_stride + 1;  // one token's elements
     const std::int64_t batch_span = (tokens - 1) * l->row_stride + token_span;  // one batch's
-    // column-major views keep the drawn addresses: their batches follow each other
-    const int pattern = l->col_stride > l->row_stride && c.n > 1 ? 0 : *gen_weighted_index({2, 3, 2});
+    // column-major views, and views whose tokens interleave (a transposed [heads, tokens, N]: a
+    // token's heads span the whole tensor, so a padded batch would hold all of it again, a GB
+    // operand of a few thousand rows), keep the drawn addresses: their batches follow each other
+    const bool interleaved = (l->col_stride > l->row_stride && c.n > 1) || l->row_stride < token_span;
+    const int pattern = interleaved ? 0 : *gen_weighted_index({2, 3, 2});
     if (pattern == 0) {  // [B, T, H, N] of one tensor: the 3-D view's addresses
       l->batch_stride = tokens * l->row_stride;
-    } else if (pattern == 1 || l->row_stride < token_span) {
+    } else if (pattern == 1) {
       // padded sequences: each batch holds more tokens than the T normalized (on 16 bytes or not)
       const std::int64_t pad = *gen_uniform(1, 2 * l->row_stride + 1, 1);
       l->batch_stride = *gen_weighted_index({1, 1}) == 0 ? batch_span + pad : (batch_span + pad + width - 1) / width * width;

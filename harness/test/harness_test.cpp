@@ -419,6 +419,30 @@ TEST(generators, every_generator_draws_inside_a_dense_4d_declaration) {
   EXPECT_GE(several, 10) << "4-D views of two batches or more: " << several << " of 60 cases";
 }
 
+// per-head and 4-D views stay about the size of their rows: a transposed [heads, tokens, N] view
+// batched as padded sequences once held the whole tensor again in each batch (a 9655x1 case of
+// 1931 batches: 1.9 GB an operand, an OOM kill of the variant test on a CI machine)
+TEST(generators, per_head_and_4d_views_stay_near_the_size_of_their_rows) {
+  capabilities caps;  // every layout, per-head rows and 4-D views
+  caps.operations = caps.declared_operations = {{NC_RESIDUAL_NONE, 0, 0.0f, NC_ROWS_HEADS},
+                                                {NC_RESIDUAL_NONE, 0, 0.0f, NC_ROWS_BATCHES}};
+  const scoped_domain domain(caps);
+  double worst = 0;
+  std::string widest;
+  for (const char* name : {"y_and_r_match_the_exact_oracle", "dx_matches_the_exact_oracle", "dgamma_matches_the_exact_oracle"}) {
+    const property* p = find_property(name);
+    ASSERT_NE(p, nullptr) << name;
+    for (std::uint64_t seed = 1; seed <= 400; ++seed) {
+      const norm_case c = p->gen(rc::Random(seed * 7919), int(seed % 100)).value();
+      for (const matrix_layout* l : {&c.layout.x, &c.layout.y, &c.layout.dy, &c.layout.dx}) {
+        const double ratio = double(extent(*l, c.m, c.n, rows_of(c))) / double(std::max<std::int64_t>(c.m * c.n, 1) + 4096);
+        if (ratio > worst) worst = ratio, widest = describe(c);
+      }
+    }
+  }
+  EXPECT_LE(worst, 64.0) << "an operand spans " << worst << "x its M·N (+4096) elements: " << widest;
+}
+
 // every report names the machine: on simt the host is the machine, named by its CPU; the line
 // reaches the JSON report and the JUnit file's properties
 TEST(report, the_machine_line_names_the_host_and_reaches_every_report) {
