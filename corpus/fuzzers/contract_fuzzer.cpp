@@ -99,15 +99,16 @@ std::string case_of(const call_spec& c, const arena& a, const std::uint8_t* data
                        key.ends_with(".data") || key.ends_with(".dtype");
     if (extra) meta["fuzz.call." + key] = line.substr(eq + 3);
   }
-  // values only where the case format can hold them
-  const bool representable = c.m >= 0 && c.n >= 1 && c.m * c.n <= 65536 && valid_dtype(c.ops[op_x].dtype) &&
-                             valid_dtype(c.ops[op_gamma].dtype);
+  // values only where the case format can hold them: N itself bounded too (at M = 0 a wild N
+  // has no element of x, but gamma still has N), and M*N without overflow
+  const bool representable = c.m >= 0 && c.n >= 1 && c.n <= 65536 && c.m <= 65536 / c.n &&
+                             valid_dtype(c.ops[op_x].dtype) && valid_dtype(c.ops[op_gamma].dtype);
   call_spec shown = c;
   std::vector<std::uint32_t> x, gamma, dy;
   if (!representable) {
     meta["fuzz.note"] = "sizes or dtypes outside the case format: `normcheck replay` runs the raw input beside this file through contract_fuzzer_replay";
     shown.m = std::max<std::int64_t>(c.m, 0) > 65536 ? 0 : std::max<std::int64_t>(c.m, 0);
-    shown.n = std::clamp<std::int64_t>(c.n, 1, 65536);
+    shown.n = c.n > 65536 ? 1 : std::clamp<std::int64_t>(c.n, 1, 65536);  // the shape only: no values are read
     shown.m = shown.m * shown.n > 65536 ? 0 : shown.m;
     for (int k : {op_x, op_gamma})
       if (!valid_dtype(shown.ops[std::size_t(k)].dtype)) shown.ops[std::size_t(k)].dtype = NC_F32;

@@ -372,10 +372,12 @@ backward_plan<T, G> plan_backward(const nc_backward_args& a) {
   return {choice, kernel, threads, grid, grid, vector ? grid : grid * rows};
 }
 
-// SIZE_MAX when the table would not fit in size_t: no workspace satisfies that call
+// SIZE_MAX when the table would not fit in size_t: no workspace satisfies that call. A plan
+// without a table (one launch, or M = 0) needs none, whatever N is
 template <class T, class G>
 std::size_t partial_bytes(const backward_plan<T, G>& plan, std::int64_t n) {
-  const std::size_t per_slot_limit = SIZE_MAX / sizeof(float) / std::size_t(std::max<std::int64_t>(plan.slots, 1));
+  if (plan.slots == 0) return 0;
+  const std::size_t per_slot_limit = SIZE_MAX / sizeof(float) / std::size_t(plan.slots);
   if (std::size_t(n) > per_slot_limit) return SIZE_MAX;
   return std::size_t(plan.slots) * std::size_t(n) * sizeof(float);
 }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <set>
 #include <tuple>
@@ -437,6 +438,18 @@ TEST(contract, a_partial_table_past_size_max_asks_for_size_max) {
   c.b.m = 1 << 20;
   c.b.n = std::int64_t(1) << 61;
   EXPECT_EQ(plugin().workspace_size(c.b), SIZE_MAX);
+}
+
+TEST(contract, an_empty_backward_needs_no_workspace_whatever_n) {
+  // M = 0 plans no partial table: the query and the call's own workspace rule both need 0
+  // bytes, so a call broken elsewhere is rejected for what it breaks (found by the contract
+  // fuzzer: the call demanded SIZE_MAX past N = 2^62 where the query answered 0)
+  contract_case c;
+  c.b.m = 0;
+  c.b.n = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(plugin().workspace_size(c.b), 0u);
+  c.b.workspace_bytes = 0;
+  c.expect_rejected(true, "'gamma'");
 }
 
 }  // namespace
