@@ -237,17 +237,21 @@ __global__ void __launch_bounds__(block_threads<RT>) backward_strided(backward_p
       g = to_float(p.gamma[j * p.gamma_stride]) + p.offset;
     };
 
-    // pass 1: s = sum(u * x). A thread's first MAXE elements stay in registers for pass 2;
-    // any further ones are read again. The order of the sum is j's either way
-    float xs[MAXE > 0 ? MAXE : 1], dys[MAXE > 0 ? MAXE : 1], gs[MAXE > 0 ? MAXE : 1];
+    // pass 1: s = sum(u * x). A thread's first MAXE elements stay in registers for pass 2,
+    // as loaded (converted where used, so that all their loads are in flight at once:
+    // forward_strided); any further ones are read again. The order of the sum is j's either way
+    T xs[MAXE > 0 ? MAXE : 1], dys[MAXE > 0 ? MAXE : 1];
+    G gs[MAXE > 0 ? MAXE : 1];
+#pragma unroll
+    for (int k = 0; k < MAXE; ++k) {
+      const std::int64_t j = lane + std::int64_t(k) * RT;
+      if (j < p.n) xs[k] = x[j * p.x_col], dys[k] = dy[j * p.dy_col], gs[k] = p.gamma[j * p.gamma_stride];
+    }
     float s = 0.0f;
 #pragma unroll
     for (int k = 0; k < MAXE; ++k) {
       const std::int64_t j = lane + std::int64_t(k) * RT;
-      if (j < p.n) {
-        load(j, xs[k], dys[k], gs[k]);
-        s = fmaf(dys[k] * gs[k], xs[k], s);
-      }
+      if (j < p.n) s = fmaf(to_float(dys[k]) * (to_float(gs[k]) + p.offset), to_float(xs[k]), s);
     }
     for (std::int64_t j = lane + std::int64_t(MAXE) * RT; j < p.n; j += RT) {
       float xf, dyf, g;
@@ -266,7 +270,7 @@ __global__ void __launch_bounds__(block_threads<RT>) backward_strided(backward_p
 #pragma unroll
     for (int k = 0; k < MAXE; ++k) {
       const std::int64_t j = lane + std::int64_t(k) * RT;
-      if (j < p.n) emit(j, xs[k], dys[k], gs[k]);
+      if (j < p.n) emit(j, to_float(xs[k]), to_float(dys[k]), to_float(gs[k]) + p.offset);
     }
     for (std::int64_t j = lane + std::int64_t(MAXE) * RT; j < p.n; j += RT) {
       float xf, dyf, g;

@@ -17,6 +17,8 @@
 // res) reads every residual element before it overwrites it.
 #pragma once
 
+#include <type_traits>
+
 #include "dtype.cuh"
 #include "params.cuh"
 #include "reduce.cuh"
@@ -158,15 +160,25 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_strided(forward_par
 
     // a thread's first MAXE elements (columns lane, lane + RT, ...) stay in registers between
     // the passes, gamma's with them; any further ones are read again. The order of the sum is
-    // j's either way
-    float xs[MAXE > 0 ? MAXE : 1], gs[MAXE > 0 ? MAXE : 1];
+    // j's either way. Without a residual they stay as loaded and are converted where used:
+    // kept as fp32, a 16-bit element's load register is free once converted, the compiler
+    // reuses it, and each load then waits for an earlier one (H100, 128x257 bf16: a few loads
+    // in flight instead of all of a row's)
+    using held_x = std::conditional_t<ADD == 0, T, float>;
+    auto hold = [&](std::int64_t j, held_x& v, G& g) {
+      if constexpr (ADD == 0) v = x[j * p.x_col];
+      else v = add_residual<ADD>(to_float(x[j * p.x_col]), res[j * p.res_col]);
+      g = p.gamma[j * p.gamma_stride];
+    };
+    held_x xs[MAXE > 0 ? MAXE : 1];
+    G gs[MAXE > 0 ? MAXE : 1];
     float ss = 0.0f;
 #pragma unroll
     for (int k = 0; k < MAXE; ++k) {
       const std::int64_t j = lane + std::int64_t(k) * RT;
       if (j < p.n) {
-        load(j, xs[k], gs[k]);
-        ss = fmaf(xs[k], xs[k], ss);
+        hold(j, xs[k], gs[k]);
+        ss = fmaf(to_float(xs[k]), to_float(xs[k]), ss);
       }
     }
     for (std::int64_t j = lane + std::int64_t(MAXE) * RT; j < p.n; j += RT) {
@@ -185,7 +197,7 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_strided(forward_par
 #pragma unroll
     for (int k = 0; k < MAXE; ++k) {
       const std::int64_t j = lane + std::int64_t(k) * RT;
-      if (j < p.n) emit(j, xs[k], gs[k]);
+      if (j < p.n) emit(j, to_float(xs[k]), to_float(gs[k]));
     }
     for (std::int64_t j = lane + std::int64_t(MAXE) * RT; j < p.n; j += RT) {
       float v, g;
