@@ -68,7 +68,7 @@ const char* usage_text =
     "                             a clean baseline there\n"
     "  --normcheck PATH           the normcheck CLI (default: this program or the one beside it)\n"
     "  --plugins DIR              plugins and lib/normcheck_mutants.json (default ../lib)\n"
-    "  --list                     list the catalog and exit\n"
+    "  --list                     list the catalog (the --only mutants) and exit\n"
     "  --generated                the generated operators (mutants/generator) at every site of the kernel\n"
     "                             files in scope instead of the catalog, on simt: a mutant whose object\n"
     "                             code equals the original's is equivalent (Ignored, never run); results\n"
@@ -683,9 +683,14 @@ int run_main(int argc, char** argv) {
         return exit_usage;
       }
     if (o.list) {
+      // the catalog, or the mutants --only names
+      const auto listed = [&](const mutant_spec& s) {
+        return o.only.empty() || std::find(o.only.begin(), o.only.end(), s.id) != o.only.end();
+      };
       for (const mutant_spec& s : m.mutants)
-        std::printf("%-34s %-36s %s%s\n", s.id.c_str(), s.bug_class.c_str(), gen ? s.summary.c_str() : s.file.c_str(),
-                    s.needs_gpu.empty() ? "" : "  [needs a GPU]");
+        if (listed(s))
+          std::printf("%-34s %-36s %s%s\n", s.id.c_str(), s.bug_class.c_str(), gen ? s.summary.c_str() : s.file.c_str(),
+                      s.needs_gpu.empty() ? "" : "  [needs a GPU]");
       return exit_ok;
     }
     return campaign_runner(std::move(o), std::move(m), gen.get()).run();
