@@ -1,6 +1,7 @@
 #include "campaign.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -230,6 +231,26 @@ void judge(reports::mutant& d, const std::vector<run>& runs) {
     for (const property_result& p : r.suite->properties) cases += p.cases;
   d.reason = "no property failed: " + std::to_string(d.covered_by.size()) + " properties, " + std::to_string(cases) +
              " cases in " + std::to_string(runs.size()) + " run(s). Expected killer: " + d.expected_killer;
+}
+
+std::string named_killers(const std::vector<reports::property>& properties, const std::string& expected_killer) {
+  const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::vector<std::pair<std::size_t, std::string>> named;
+  for (const auto& p : properties) {
+    if (p.kind == "sanitizer") continue;
+    for (std::size_t at = expected_killer.find(p.name); at != std::string::npos;
+         at = expected_killer.find(p.name, at + 1)) {
+      const std::size_t end = at + p.name.size();
+      if ((at == 0 || !word(expected_killer[at - 1])) && (end == expected_killer.size() || !word(expected_killer[end]))) {
+        named.emplace_back(at, p.name);
+        break;
+      }
+    }
+  }
+  std::sort(named.begin(), named.end());
+  std::string out;
+  for (const auto& [at, name] : named) out += (out.empty() ? "" : ",") + name;
+  return out;
 }
 
 }  // namespace nc::mutants

@@ -82,6 +82,12 @@ reports::mutant describe(const mutant_spec& spec, const manifest& m);
 /// Sets the verdict of d from its runs, in the order they ran.
 void judge(reports::mutant& d, const std::vector<run>& runs);
 
+/// The suite's properties a mutant's expected killer (its catalog text) names as whole words, in
+/// the order the text names them, comma-separated (sanitizer passes are no properties): under
+/// --first-kill they run first, so the suite stops at the kill early (the verdict is the same in
+/// any order).
+std::string named_killers(const std::vector<reports::property>& properties, const std::string& expected_killer);
+
 /// The counterexample a property names: a case file's text when it names a readable file,
 /// else the text itself.
 std::string counterexample_text(const std::string& counterexample);

@@ -2,7 +2,6 @@
 // pass the whole suite), then every mutant plugin in a fresh `normcheck check all` process
 // with a timeout derived from the baseline; every property runs against every mutant.
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -238,28 +237,6 @@ class campaign_runner {
     return simt() || pass == 0 ? "" : pass == 1 ? "racecheck" : "memcheck";
   }
 
-  // the suite's properties a mutant's expected killer (its catalog text) names, in the order it
-  // names them, comma-separated: under --first-kill they run first, so the suite stops at the
-  // kill early (the verdict is the same in any order)
-  std::string named_killers(const std::string& expected_killer) const {
-    const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-    std::vector<std::pair<std::size_t, std::string>> named;
-    for (const auto& p : c_.properties) {
-      if (p.kind == "sanitizer") continue;
-      for (std::size_t at = expected_killer.find(p.name); at != std::string::npos;
-           at = expected_killer.find(p.name, at + 1)) {
-        const std::size_t end = at + p.name.size();
-        if ((at == 0 || !word(expected_killer[at - 1])) && (end == expected_killer.size() || !word(expected_killer[end]))) {
-          named.emplace_back(at, p.name);
-          break;
-        }
-      }
-    }
-    std::sort(named.begin(), named.end());
-    std::string out;
-    for (const auto& [at, name] : named) out += (out.empty() ? "" : ",") + name;
-    return out;
-  }
 
   job start(std::size_t mutant, std::size_t schedule, const fs::path& plugin, const fs::path& dir, double timeout) {
     fs::create_directories(dir);
@@ -289,7 +266,7 @@ class campaign_runner {
     if (o_.first_kill) {
       argv.push_back("--first-failure");
       if (mutant != SIZE_MAX)
-        if (const std::string first = named_killers(c_.mutants[mutant].expected_killer); !first.empty())
+        if (const std::string first = named_killers(c_.properties, c_.mutants[mutant].expected_killer); !first.empty())
           argv.insert(argv.end(), {"--first", first});
     }
     // a mutant may fail every property: each gets 5 s of shrinking, so the suite ends well

@@ -188,5 +188,22 @@ TEST(manifest, reads_what_the_build_writes) {
   EXPECT_EQ(m.backends, std::vector<std::string>{"simt"});
 }
 
+TEST(named_killers, lists_the_properties_the_text_names_in_its_order) {
+  const std::vector<reports::property> suite = {{"y_and_r_match_the_exact_oracle", "differential"},
+                                                {"dx_matches_the_exact_oracle", "differential"},
+                                                {"every_access_stays_inside_the_operands", "contract"},
+                                                {"memcheck", "sanitizer"}};
+  // in the text's order, not the suite's; a property named twice once
+  EXPECT_EQ(named_killers(suite, "simt: dx_matches_the_exact_oracle (dx[3]), then y_and_r_match_the_exact_oracle; "
+                                 "cuda: dx_matches_the_exact_oracle"),
+            "dx_matches_the_exact_oracle,y_and_r_match_the_exact_oracle");
+  // whole words only: a longer name that contains a property's is not that property
+  EXPECT_EQ(named_killers(suite, "y_and_r_match_the_exact_oracle_on_views and every_access_stays_inside_the_operands."),
+            "every_access_stays_inside_the_operands");
+  // a sanitizer pass is no property to run first; prose names none
+  EXPECT_EQ(named_killers(suite, "memcheck on cuda"), "");
+  EXPECT_EQ(named_killers(suite, "the differential forward on the strided path"), "");
+}
+
 }  // namespace
 }  // namespace nc::mutants
