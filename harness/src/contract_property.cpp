@@ -570,6 +570,11 @@ constexpr const char* boundary_dimension = "boundary";
 constexpr const char* broken_at_boundary_dimension = "rule broken at its boundary";
 constexpr const char* valid_beside_dimension = "valid beside";
 constexpr const char* kept_beside_dimension = "rule kept beside its boundary";
+// what the kernel was given before the broken call: nothing, or the same call unbroken, so that
+// a kernel that keeps its verdict on a call's layout (the shipped ones: contract.hpp
+// contract_memo) is held to every rule on a layout it has accepted
+constexpr const char* before_names[] = {"nothing", "the same call, valid"};
+constexpr const char* before_dimension = "before the broken call";
 
 // whether the case can take the valid call beside the rule's boundary (and takes it, in c)
 bool valid_beside_applies(const rule& r, norm_case& c, const capabilities& caps, std::uint64_t draw) {
@@ -643,6 +648,7 @@ rc::Gen<norm_case> contract_cases() {
     const std::size_t side = *gen_weighted_index({1, r.boundary || beside ? 1 : 0});
     c.parameters["side"] = side_names[side];
     if (side > 0) c.parameters["boundary draw"] = std::to_string(draw);
+    c.parameters["before"] = before_names[*gen_weighted_index({1, 1})];
     return c;
   });
 }
@@ -780,6 +786,11 @@ void check_contract(const kernel& k, const norm_case& c, observation& o) {
   const bool at_boundary = side == side_names[1];
   if (at_boundary && !broken.has_boundary())
     throw std::invalid_argument("the rule '" + broken.name + "' has no boundary");
+  const auto before_named = c.parameters.find("before");
+  const std::string before = before_named == c.parameters.end() ? before_names[0] : before_named->second;
+  if (before != before_names[0] && before != before_names[1])
+    throw std::invalid_argument("the case's 'before' is '" + before + "': must be '" + before_names[0] + "' or '" +
+                                before_names[1] + "'");
   case_arena a(k, c);
   call args{{}, {}, 0};
   if (caps.backward()) {
@@ -812,6 +823,18 @@ void check_contract(const kernel& k, const norm_case& c, observation& o) {
     k.forward(args.f);
     k.synchronize();
     a.memory.download();
+  }
+  o.tag(before_dimension, before);
+  if (before == before_names[1]) {
+    a.memory.upload();
+    try {
+      if (broken.backward) k.backward(args.b);
+      else k.forward(args.f);
+      k.synchronize();
+    } catch (const std::exception& e) {
+      throw property_failure("the valid call made before breaking '" + broken.name + "' (" + describe(c) +
+                             ") must be accepted: " + e.what());
+    }
   }
   if (at_boundary && broken.boundary) broken.boundary(args, c, draw);
   else broken.apply(args, c);
@@ -901,6 +924,7 @@ property contract_property() {
   // about half the breakers have a boundary, a third of those a valid call beside it
   intended.push_back({boundary_dimension, side_names[1], 0.2});
   intended.push_back({valid_beside_dimension, "accepted and judged", 0.03});
+  intended.push_back({before_dimension, before_names[1], 0.3});
   property p{"invalid_calls_are_rejected_naming_the_argument", {"forward", "backward", "gamma"}, 4500,
              contract_cases(), check_contract, intended};
   // about 115 breakers, one drawn a case: at the 150 cases a mutation run gives every property a

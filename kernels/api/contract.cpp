@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <sstream>
 
 namespace nc {
@@ -68,8 +69,24 @@ struct row_strides {
   std::int64_t head = 0, batch = 0;
 };
 
+// the first output, in the operands' order, that shares a byte with another operand: the two
+std::optional<std::pair<std::size_t, std::size_t>> first_overlap(const span* spans, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const span& a = spans[i];
+    if (!a.output) continue;
+    for (std::size_t j = 0; j < count; ++j) {
+      const span& b = spans[j];
+      if (a.first < b.last && b.first < a.last && i != j && !(b.output && j < i)) return std::pair{i, j};
+    }
+  }
+  return std::nullopt;
+}
+
+// the checks of one call's arguments (args: the nc_*_args they are part of)
 class checker {
  public:
+  explicit checker(const void* args) : args_(static_cast<const char*>(args)) {}
+
   std::optional<violation> error;
 
   void dtype_in(const char* name, nc_dtype t) {
@@ -143,38 +160,47 @@ class checker {
     add_span(name, a.data, a.dtype, a.offset, *last, output);
   }
 
-  void raw(const char* name, const void* data, std::size_t bytes, bool output) {
+  void raw(const char* name, void* const& data, std::size_t bytes, bool output) {
     if (error || bytes == 0) return;
-    const auto first = reinterpret_cast<std::uintptr_t>(data);
-    push({name, first, first + bytes, output});
+    push(name, data, 0, bytes, output);
   }
 
   // an output may share no byte with any other operand
   void no_overlap() {
     if (error) return;
-    for (std::size_t i = 0; i < count_; ++i)
-      for (std::size_t j = 0; j < count_; ++j) {
-        const span &a = spans_[i], &b = spans_[j];
-        if (i == j || !a.output || (b.output && j < i)) continue;
-        if (a.first < b.last && b.first < a.last)
-          return void(error = fail(rule(a.name, "overlap"), "argument '", a.name, "' overlaps argument '", b.name,
-                                   "': an output must not share memory with any other operand"));
-      }
+    if (const auto pair = first_overlap(spans_.data(), count_)) {
+      const span &a = spans_[pair->first], &b = spans_[pair->second];
+      error = fail(rule(a.name, "overlap"), "argument '", a.name, "' overlaps argument '", b.name,
+                   "': an output must not share memory with any other operand");
+    }
+  }
+
+  // a valid call's operand ranges, relative to their pointers
+  template <class Args>
+  void keep(contract_memo<Args>& memo) const {
+    memo.spans = relative_, memo.count = count_;
   }
 
  private:
+  const char* args_;
   // every operand of a call, the workspace included (the forward has 7, the backward 8): held in
   // place, so that a valid call's check allocates nothing (it runs before every launch)
   std::array<span, 10> spans_{};
+  std::array<relative_span, 10> relative_{};
   std::size_t count_ = 0;
 
-  void push(const span& s) { spans_.at(count_++) = s; }
-
-  void add_span(const char* name, const void* data, nc_dtype t, std::int64_t offset, std::int64_t last,
-                bool output) {
+  // an operand's bytes [data + first, data + last); data is the pointer field of the arguments
+  void push(const char* name, void* const& data, std::uintptr_t first, std::uintptr_t last, bool output) {
     const auto base = reinterpret_cast<std::uintptr_t>(data);
+    const auto field = std::size_t(reinterpret_cast<const char*>(&data) - args_);
+    relative_.at(count_) = {name, field, first, last, output};
+    spans_.at(count_++) = {name, base + first, base + last, output};
+  }
+
+  void add_span(const char* name, void* const& data, nc_dtype t, std::int64_t offset, std::int64_t last,
+                bool output) {
     const std::size_t size = size_of(t);
-    push({name, base + std::uintptr_t(offset) * size, base + std::uintptr_t(last + 1) * size, output});
+    push(name, data, std::uintptr_t(offset) * size, std::uintptr_t(last + 1) * size, output);
   }
 };
 
@@ -248,10 +274,9 @@ bool same_matrix(const nc_matrix& a, const nc_matrix& b) {
          a.col_stride == b.col_stride;
 }
 
-}  // namespace
-
-std::optional<violation> check_forward(const nc_forward_args& a) {
-  checker c;
+// the whole check of a call; a valid one's operand ranges go to keep, when given
+std::optional<violation> check_forward(const nc_forward_args& a, contract_memo<nc_forward_args>* keep) {
+  checker c(&a);
   sizes(c, a.m, a.n);
   if (!c.error && !(std::isfinite(a.epsilon) && a.epsilon >= 0.0f))
     c.error = fail("epsilon", "argument 'epsilon' = ", a.epsilon, ": must be finite and >= 0");
@@ -289,11 +314,13 @@ std::optional<violation> check_forward(const nc_forward_args& a) {
   if (quantized && dynamic_scale(a.op)) c.matrix("scale", a.scale, a.m, scale_cols(a.op, a.n), true);
   else if (quantized) c.matrix("scale", a.scale, 1, 1, false);
   c.no_overlap();
+  if (!c.error && keep != nullptr) c.keep(*keep);
   return c.error;
 }
 
-std::optional<violation> check_backward(const nc_backward_args& a, std::size_t workspace_needed) {
-  checker c;
+std::optional<violation> check_backward(const nc_backward_args& a, std::size_t workspace_needed,
+                                        contract_memo<nc_backward_args>* keep) {
+  checker c(&a);
   sizes(c, a.m, a.n);
   c.dtype_in("x", a.x.dtype);
   c.dtype_is("dy", a.dy.dtype, a.x.dtype, "dy has x's dtype");
@@ -326,7 +353,79 @@ std::optional<violation> check_backward(const nc_backward_args& a, std::size_t w
   if (add) c.matrix("residual_grad", a.residual_grad, a.m, a.n, false, h, {hd.residual_grad, hd.batch.residual_grad});
   c.raw("workspace", a.workspace, workspace_needed, true);
   c.no_overlap();
+  if (!c.error && keep != nullptr) c.keep(*keep);
   return c.error;
+}
+
+// ---- the memo (contract.hpp contract_memo)
+
+// a call's layout: its arguments with every pointer and the stream zeroed
+nc_forward_args layout_of(nc_forward_args a) {
+  for (void** p : {&a.x.data, &a.gamma.data, &a.y.data, &a.r.data, &a.residual.data, &a.residual_out.data, &a.scale.data,
+                   &a.stream})
+    *p = nullptr;
+  return a;
+}
+nc_backward_args layout_of(nc_backward_args a) {
+  for (void** p : {&a.x.data, &a.gamma.data, &a.dy.data, &a.r.data, &a.dx.data, &a.dgamma.data, &a.residual_grad.data,
+                   &a.workspace, &a.stream})
+    *p = nullptr;
+  return a;
+}
+
+// the pointer rules of a call whose layout the memo holds valid: no null operand (an operand
+// with elements has a range), no output sharing a byte with another operand, and the call's own
+// (the workspace's alignment; in place, residual_out the residual itself)
+bool workspace_aligned(const nc_backward_args& a, std::size_t needed) {
+  return needed == 0 || reinterpret_cast<std::uintptr_t>(a.workspace) % 16 == 0;
+}
+bool residual_itself(const nc_forward_args& a) {
+  return !(a.m > 0 && a.op.residual != NC_RESIDUAL_NONE && a.op.in_place == 1) || a.residual_out.data == a.residual.data;
+}
+template <class Args>
+bool pointers_hold(const Args& a, const contract_memo<Args>& memo) {
+  std::array<span, 10> spans;  // the first memo.count are set
+  for (std::size_t i = 0; i < memo.count; ++i) {
+    const relative_span& r = memo.spans[i];
+    void* data = nullptr;
+    std::memcpy(&data, reinterpret_cast<const char*>(&a) + r.field, sizeof data);
+    if (data == nullptr) return false;
+    const auto base = reinterpret_cast<std::uintptr_t>(data);
+    spans[i] = {r.name, base + r.first, base + r.last, r.output};
+  }
+  return !first_overlap(spans.data(), memo.count);
+}
+
+// the verdict: the pointer rules where the memo holds this layout, else the whole check (which
+// then holds a valid call's layout)
+template <class Args, class Whole, class Own>
+std::optional<violation> memoized(const Args& a, std::size_t workspace, contract_memo<Args>& memo, Whole whole, Own own) {
+  const Args layout = layout_of(a);
+  if (memo.held && memo.workspace == workspace && std::memcmp(&memo.layout, &layout, sizeof layout) == 0 && own(a) &&
+      pointers_hold(a, memo))
+    return std::nullopt;
+  std::optional<violation> v = whole(&memo);
+  if (!v) memo.layout = layout, memo.workspace = workspace, memo.held = true;
+  return v;
+}
+
+}  // namespace
+
+std::optional<violation> check_forward(const nc_forward_args& a) { return check_forward(a, nullptr); }
+
+std::optional<violation> check_backward(const nc_backward_args& a, std::size_t workspace_needed) {
+  return check_backward(a, workspace_needed, nullptr);
+}
+
+std::optional<violation> check_forward(const nc_forward_args& a, contract_memo<nc_forward_args>& memo) {
+  return memoized(a, 0, memo, [&](contract_memo<nc_forward_args>* keep) { return check_forward(a, keep); }, residual_itself);
+}
+
+std::optional<violation> check_backward(const nc_backward_args& a, std::size_t workspace_needed,
+                                        contract_memo<nc_backward_args>& memo) {
+  return memoized(a, workspace_needed, memo,
+                  [&](contract_memo<nc_backward_args>* keep) { return check_backward(a, workspace_needed, keep); },
+                  [&](const nc_backward_args& b) { return workspace_aligned(b, workspace_needed); });
 }
 
 }  // namespace nc

@@ -29,7 +29,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <optional>
 #include <type_traits>
 
@@ -434,36 +433,13 @@ inline nc_status workspace_size(const nc_backward_args& a, std::size_t* bytes) {
   });
 }
 
-// The contract's verdict is a function of a call's arguments alone (and, for the backward, of
-// the workspace its plan needs). A thread keeps the last arguments it found valid, so a call with
-// the same bytes (a model's every step calls with the same buffers and shape) gets the same
-// verdict from one comparison; any other call is checked in full. Padding bytes take part, so a
-// caller that leaves them different is only checked again
-template <class Args>
-class last_valid_call {
- public:
-  bool same(const Args& a, std::size_t workspace = 0) const {
-    return held_ && workspace_ == workspace && std::memcmp(&args_, &a, sizeof a) == 0;
-  }
-  void keep(const Args& a, std::size_t workspace = 0) {
-    std::memcpy(&args_, &a, sizeof a);
-    workspace_ = workspace, held_ = true;
-  }
-
- private:
-  Args args_{};
-  std::size_t workspace_ = 0;
-  bool held_ = false;
-};
-
+// A thread keeps the last layout it found valid (contract.hpp contract_memo): a model's every
+// step calls with the same shapes, so most calls are judged by the pointer rules alone
 inline nc_status forward(const nc_forward_args& a) {
-  thread_local last_valid_call<nc_forward_args> valid;
-  if (!valid.same(a)) {
-    if (auto v = check_forward(a)) {
-      set_last_error(v->message);
-      return NC_ERR_INVALID_ARGUMENT;
-    }
-    valid.keep(a);
+  thread_local contract_memo<nc_forward_args> memo;
+  if (auto v = check_forward(a, memo)) {
+    set_last_error(v->message);
+    return NC_ERR_INVALID_ARGUMENT;
   }
   return with_types(a.x.dtype, a.gamma.dtype, [&](auto t, auto g) {
     return forward_typed<typename decltype(t)::type, typename decltype(g)::type>(a);
@@ -484,11 +460,8 @@ inline nc_status backward(const nc_backward_args& a) {
     using G = typename decltype(g)::type;
     const backward_plan<T, G> plan = plan_backward<T, G>(a);
     const std::size_t needed = partial_bytes(plan, a.n);
-    thread_local last_valid_call<nc_backward_args> valid;
-    if (!valid.same(a, needed)) {
-      if (auto v = check_backward(a, needed)) return reject(v);
-      valid.keep(a, needed);
-    }
+    thread_local contract_memo<nc_backward_args> memo;
+    if (auto v = check_backward(a, needed, memo)) return reject(v);
     return backward_typed<T, G>(a, plan);
   });
 }

@@ -390,9 +390,9 @@ TEST(contract, rejects_a_workspace_smaller_than_the_query) {
   c.expect_rejected(true, "'workspace_bytes' = " + std::to_string(need - 1) + ": must be >= " + std::to_string(need));
 }
 
-// A thread keeps the last arguments it found valid (rmsnorm_dispatch.cuh, last_valid_call): a
-// call that differs from an accepted one in one field, early or late in the arguments, is checked
-// again and rejected, and so is a backward whose workspace falls one byte short of the query
+// A thread keeps the last layout it found valid (contract.hpp contract_memo): a call that differs
+// from an accepted one in one field, early or late in the arguments, is checked again and
+// rejected, and so is a backward whose workspace falls one byte short of the query
 TEST(contract, a_call_beside_an_accepted_one_is_checked_again) {
   contract_case c(300);
   const nc_forward_args valid_forward = c.f;
@@ -414,6 +414,54 @@ TEST(contract, a_call_beside_an_accepted_one_is_checked_again) {
   plugin().backward(c.b);
   c.b.workspace_bytes = need - 1;
   c.expect_rejected(true, "'workspace_bytes' = " + std::to_string(need - 1));
+}
+
+// A thread keeps the last layout it found valid (contract.hpp contract_memo) and judges a call
+// of that layout by the pointer rules alone: each of them still rejects such a call, and a call
+// of the layout with other valid pointers is accepted
+TEST(contract, a_held_layout_still_meets_every_pointer_rule) {
+  contract_case c(300);
+  const nc_forward_args valid_forward = c.f;
+  const std::size_t need = plugin().workspace_size(c.b);
+  ASSERT_GT(need, 0u);
+  c.b.workspace_bytes = need;
+  const nc_backward_args valid_backward = c.b;
+  const auto forward_change = [&](auto change, const std::string& text) {
+    c.f = valid_forward;
+    EXPECT_NO_THROW(plugin().forward(c.f));
+    change(c.f);
+    c.expect_rejected(false, text);
+  };
+  const auto backward_change = [&](auto change, const std::string& text) {
+    c.b = valid_backward;
+    EXPECT_NO_THROW(plugin().backward(c.b));
+    change(c.b);
+    c.expect_rejected(true, text);
+  };
+  forward_change([](nc_forward_args& f) { f.x.data = nullptr; }, "'x' is a null pointer");
+  forward_change([](nc_forward_args& f) { f.y.data = f.x.data; }, "'y' overlaps argument 'x'");
+  forward_change([](nc_forward_args& f) { f.r.data = f.gamma.data; }, "'r' overlaps argument 'gamma'");
+  backward_change([](nc_backward_args& b) { b.dgamma.data = b.dx.data; }, "'dx' overlaps argument 'dgamma'");
+  backward_change([](nc_backward_args& b) { b.workspace = b.dx.data; }, "overlaps argument 'workspace'");
+  backward_change([](nc_backward_args& b) { b.workspace = static_cast<char*>(b.workspace) + 8; }, "must be 16-byte aligned");
+  backward_change([](nc_backward_args& b) { b.workspace = nullptr; }, "'workspace' is a null pointer");
+  // the same layout with x and dy swapped: valid, and accepted
+  c.b = valid_backward;
+  std::swap(c.b.x.data, c.b.dy.data);
+  EXPECT_NO_THROW(plugin().backward(c.b));
+  plugin().synchronize();
+
+  // in place (the residual is residual_out): forward rows of x into dx's memory, its own
+  c.f = valid_forward;
+  c.f.op.residual = NC_RESIDUAL_ROUNDED, c.f.op.in_place = 1;
+  c.f.residual = c.f.residual_out = c.b.dx;
+  const nc_forward_args in_place = c.f;
+  EXPECT_NO_THROW(plugin().forward(c.f));
+  c.f.residual_out.data = c.b.dy.data;
+  c.expect_rejected(false, "'residual_out' is not the residual operand");
+  c.f = in_place;
+  EXPECT_NO_THROW(plugin().forward(c.f));
+  plugin().synchronize();
 }
 
 TEST(contract, rejects_a_layout_that_overflows_64_bit_indexing) {
