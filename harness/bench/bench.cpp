@@ -686,8 +686,10 @@ std::vector<host_work> measure_host_work(const kernel& k, const options& o) {
   for (const shape& sh : o.shapes) {
     if (sh.m * sh.n > (std::int64_t(1) << 18)) continue;
     for (const nc_dtype t : o.dtypes) {
-      // two input sets, called in turn: no call repeats the one before it, so a plugin that keeps
-      // its last verdict (the shipped one does) is timed checking every call
+      // two input sets of one layout, called in turn, as a model's layers call one shape with
+      // buffers of their own: no call repeats the one before it, so a plugin that keeps its verdict
+      // on a layout (the shipped one: contract.hpp contract_memo) is timed checking every call's
+      // pointers
       input_set sets[2] = {make_set(k, sh.m, sh.n, t, nc_operation{}, 1, nullptr),
                            make_set(k, sh.m, sh.n, t, nc_operation{}, 2, nullptr)};
       int turn = 0;

@@ -399,7 +399,7 @@ TEST(contract, a_call_beside_an_accepted_one_is_checked_again) {
   const auto accepted_then = [&](auto change, const std::string& text) {
     c.f = valid_forward;
     plugin().forward(c.f);
-    plugin().forward(c.f);  // the same bytes again: the verdict kept
+    plugin().forward(c.f);  // the same layout again: its verdict kept
     change(c.f);
     c.expect_rejected(false, text);
   };
