@@ -380,11 +380,16 @@ std::uint64_t seed_from_environment() {
 }
 
 std::string format_distribution(const property_result& r) {
+  // the columns as wide as their longest entry, two spaces apart
+  std::size_t dimension = 9, cls = 5;
+  for (const class_share& c : r.distribution)
+    dimension = std::max(dimension, c.dimension.size()), cls = std::max(cls, c.cls.size());
+  const int dw = int(dimension + 2), cw = int(cls + 2);
   std::ostringstream out;
-  out << "  " << std::left << std::setw(18) << "dimension" << std::setw(40) << "class" << std::right << std::setw(7)
+  out << "  " << std::left << std::setw(dw) << "dimension" << std::setw(cw) << "class" << std::right << std::setw(7)
       << "cases" << std::setw(9) << "share" << std::setw(9) << "minimum" << "  verdict\n";
   for (const class_share& c : r.distribution) {
-    out << "  " << std::left << std::setw(18) << c.dimension << std::setw(40) << c.cls << std::right << std::setw(7)
+    out << "  " << std::left << std::setw(dw) << c.dimension << std::setw(cw) << c.cls << std::right << std::setw(7)
         << c.count << std::setw(8) << std::fixed << std::setprecision(1) << 100 * c.share << "%";
     if (c.min_share > 0) out << std::setw(8) << std::setprecision(1) << 100 * c.min_share << "%";
     else out << std::setw(9) << "";
