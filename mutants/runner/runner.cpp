@@ -237,7 +237,6 @@ class campaign_runner {
     return simt() || pass == 0 ? "" : pass == 1 ? "racecheck" : "memcheck";
   }
 
-
   job start(std::size_t mutant, std::size_t schedule, const fs::path& plugin, const fs::path& dir, double timeout) {
     fs::create_directories(dir);
     job j{mutant, schedule, fs::absolute(dir), {}, nullptr, timeout};
