@@ -224,11 +224,13 @@ nc_status forward_built(const nc_forward_args& a, const forward_params<T, G>& p)
     case path::vector_block512: return launch_rows(forward_vector<T, G, 512, 8, ADD>, 512, a.m, a.stream, what, p);
     case path::vector_block1024: return launch_rows(forward_vector<T, G, 1024, 8, ADD>, 1024, a.m, a.stream, what, p);
     case path::vector_reload: return launch_rows(forward_vector<T, G, 1024, 0, ADD>, 1024, a.m, a.stream, what, p);
-    // a small call's strided rows of up to 8 (32, 16) elements a thread stay in registers
+    // a small call's strided rows of up to 8, 16 or 32 (256 threads: 16) elements a thread stay
+    // in registers, in the smallest build that holds the row
     case path::strided_warp:
       if (!small_call(a.m, a.n)) return launch_rows(forward_strided<T, G, 32, 0, ADD>, 32, a.m, a.stream, what, p);
-      return a.n <= 32 * 8 ? launch_rows(forward_strided<T, G, 32, 8, ADD>, 32, a.m, a.stream, what, p)
-                           : launch_rows(forward_strided<T, G, 32, 32, ADD>, 32, a.m, a.stream, what, p);
+      return a.n <= 32 * 8    ? launch_rows(forward_strided<T, G, 32, 8, ADD>, 32, a.m, a.stream, what, p)
+             : a.n <= 32 * 16 ? launch_rows(forward_strided<T, G, 32, 16, ADD>, 32, a.m, a.stream, what, p)
+                              : launch_rows(forward_strided<T, G, 32, 32, ADD>, 32, a.m, a.stream, what, p);
     default:
       return small_call(a.m, a.n) ? launch_rows(forward_strided<T, G, 256, 16, ADD>, 256, a.m, a.stream, what, p)
                                   : launch_rows(forward_strided<T, G, 256, 0, ADD>, 256, a.m, a.stream, what, p);
@@ -312,24 +314,29 @@ inline backward_shape shape_of(path choice) {
 }
 
 // The vector builds of up to 4 vectors a thread hold x and dy in registers and read a slot's
-// next row while they compute this one (hold::pipelined). Rows of vector-block512 with
-// more hold their 8 vectors in registers too when x is fp32 (8 x 4 dgamma partials beside
-// them fit one 512-thread block an SM) and read them again when 16-bit (8 x 8 would not)
+// next row while they compute this one (hold::pipelined), but for 16-bit vector-block128
+// rows: pipelined, their build takes the 128 registers a thread of 512 may have and spills,
+// so they hold one row (hold::registers). Rows of vector-block512 with more hold their 8
+// vectors in registers too when x is fp32 (8 x 4 dgamma partials beside them fit one
+// 512-thread block an SM) and read them again when 16-bit (8 x 8 would not)
 template <class T, class G>
 backward_kernel<T, G> backward_build(path choice, std::int64_t m, std::int64_t n) {
   const bool registers = small_call(m, n);
   constexpr hold wide = sizeof(T) == 4 ? hold::registers : hold::reread;
+  constexpr hold block128 = sizeof(T) == 4 ? hold::pipelined : hold::registers;
   switch (choice) {
     case path::vector_warp: return backward_vector<T, G, 32, 4, 4, hold::pipelined>;
-    case path::vector_block128: return backward_vector<T, G, 128, 4, 4, hold::pipelined>;
+    case path::vector_block128: return backward_vector<T, G, 128, 4, 4, block128>;
     case path::vector_block256: return backward_vector<T, G, 256, 2, 4, hold::pipelined>;
     case path::vector_block512:
       return n / vector_width<T> <= 512 * 4 ? backward_vector<T, G, 512, 1, 4, hold::pipelined>
                                             : backward_vector<T, G, 512, 1, 8, wide>;
-    // a small call's rows of up to 8 (32, 16) elements a thread stay in registers
+    // a small call's rows of up to 8, 16 or 32 (256 threads: 16) elements a thread stay in registers
     case path::strided_warp:
-      return !registers ? backward_strided<T, G, 32, 0>
-             : n <= 32 * 8 ? backward_strided<T, G, 32, 8> : backward_strided<T, G, 32, 32>;
+      return !registers     ? backward_strided<T, G, 32, 0>
+             : n <= 32 * 8  ? backward_strided<T, G, 32, 8>
+             : n <= 32 * 16 ? backward_strided<T, G, 32, 16>
+                            : backward_strided<T, G, 32, 32>;
     default: return registers ? backward_strided<T, G, 256, 16> : backward_strided<T, G, 256, 0>;
   }
 }
