@@ -46,7 +46,9 @@ bool column_major(const matrix_layout& l, std::int64_t m, std::int64_t n) {
   return m > 1 && n > 1 && l.col_stride > l.row_stride;
 }
 
-bool aligned(std::int64_t elements, std::size_t size) { return elements * std::int64_t(size) % 16 == 0; }
+// elements × size is a multiple of 16 bytes (by its residue: a stride of a far-row case would
+// overflow the product)
+bool aligned(std::int64_t elements, std::size_t size) { return elements % 16 * std::int64_t(size) % 16 == 0; }
 
 }  // namespace
 
