@@ -214,3 +214,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   nc::fuzz::plugin();
   return 0;
 }
+
+// AddressSanitizer's defaults for the targets (ASAN_OPTIONS overrides them): a 16 MiB quarantine
+// of freed memory instead of 256. A use after free of the last 16 MiB freed is still caught;
+// with 256 every input's arena and outputs came from memory never touched, whose page faults
+// cost value_fuzzer 15% of its time on its corpus (and 600 MB of memory where 155 do)
+extern "C" const char* __asan_default_options() { return "quarantine_size_mb=16"; }
