@@ -1,11 +1,9 @@
 #include "normcheck/harness/judge.hpp"
 
-#include <array>
 #include <bit>
 #include <cfloat>
 #include <cmath>
 #include <optional>
-#include <utility>
 
 #include "normcheck/harness/execute.hpp"
 
@@ -119,30 +117,24 @@ oracle::backward_result computed_backward_of(const norm_case& drawn, const std::
   return oracle::exact_variant_backward(v);
 }
 
-// what the exact backward reads: the case, dy and four of the kernel's capabilities
-struct backward_arguments {
-  norm_case drawn;
-  std::vector<std::uint32_t> dy;
-  std::array<bool, 4> caps{};
-  bool operator==(const backward_arguments&) const = default;
-};
-
 }  // namespace
 
 // The dx and dgamma judges of one case's outputs (and the properties that judge both) each ask
-// for the case's exact backward: a thread keeps the last one with the arguments it was computed
-// from, and gives it again for equal arguments
+// for the case's exact backward: a thread keeps the last one with what it was computed from (the
+// case, dy, and the declaration's flags, which hold every capability the oracle reads) and gives
+// it again for equal arguments
 oracle::backward_result exact_backward_of(const norm_case& drawn, const std::vector<std::uint32_t>& dy_bits,
                                           const capabilities& caps) {
-  thread_local std::optional<std::pair<backward_arguments, oracle::backward_result>> kept;
-  backward_arguments args{drawn, dy_bits,
-                          {caps.flushes_subnormals(), caps.rounds_gradients(), caps.rounds_normalized(),
-                           caps.quantizes_rounded_y()}};
-  if (!kept || !(kept->first == args)) {
-    oracle::backward_result r = computed_backward_of(drawn, dy_bits, caps);
-    kept.emplace(std::move(args), std::move(r));
-  }
-  return kept->second;
+  struct kept_backward {
+    norm_case drawn;
+    std::vector<std::uint32_t> dy;
+    std::uint32_t flags;
+    oracle::backward_result result;
+  };
+  thread_local std::optional<kept_backward> kept;
+  if (!kept || kept->flags != caps.flags || kept->dy != dy_bits || !(kept->drawn == drawn))
+    kept = kept_backward{drawn, dy_bits, caps.flags, computed_backward_of(drawn, dy_bits, caps)};
+  return kept->result;
 }
 
 }  // namespace nc::harness
