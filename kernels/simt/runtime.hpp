@@ -214,6 +214,14 @@ inline T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = warp
 
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 
+// cvt.rni.s32.f32: round to nearest even; past int's range it saturates, NaN gives 0
+inline int __float2int_rn(float x) {
+  if (std::isnan(x)) return 0;
+  if (x >= 0x1p31f) return 2147483647;
+  if (x < -0x1p31f) return -2147483647 - 1;
+  return static_cast<int>(std::nearbyint(x));  // the default rounding mode: to nearest even
+}
+
 // ---- fp16 and bf16: exact, round-to-nearest-even ---------------------------------------
 
 inline float __half2float(__half h) {

@@ -7,7 +7,7 @@
 //   __global__ __device__ __host__ __forceinline__ __restrict__ __shared__ __launch_bounds__
 //   __syncthreads  __shfl_xor_sync  __shfl_sync
 //   __half __nv_bfloat16 __half2float __float2half_rn __bfloat162float __float2bfloat16_rn
-//   rsqrtf  uint4  float2 make_float2
+//   rsqrtf  __float2int_rn  uint4  float2 make_float2
 //   __nv_cvt_float2_to_fp8x2 __NV_SATFINITE __NV_NOSAT __NV_E4M3 __NV_E5M2
 // plus two of nc's own, which are no-ops on the emulator (its launches run one at a time):
 //   wait_for_prior_grid  release_next_grid

@@ -4,9 +4,10 @@
 // forward_quantized_vector  16-byte loads: x (and the residual) unit-stride with 16-byte aligned
 //                    rows, N a multiple of the vector width W, the codes unit-stride on W bytes.
 //                    RT threads a row (32 to 512: path_table.hpp) keep their up to MAXV (4
-//                    or 8) vectors of x (and the residual: the ADD builds) in registers across
-//                    the passes (sum of squares; a per-token scale's amax; the codes, W at a
-//                    time in one store), and with up to 4 their gamma across rows. A group of
+//                    or 8) vectors of x (and the residual: the ADD builds; the sum rounded
+//                    to T in x's place) in registers across the passes (sum of squares; a
+//                    per-token scale's amax; the codes, W at a time in one store), and with
+//                    up to 4 their gamma across rows. A group of
 //                    per-group scales is L = group / W consecutive vectors: L lanes of one warp
 //                    (L a power of two up to 32) find its amax by shuffles.
 // forward_quantized  RT threads a row (a warp, or 256), any strides and offsets; the row is read
@@ -46,14 +47,12 @@ constexpr float code_max = F == code_format::e4m3 ? 448.0f : F == code_format::e
 template <code_format F>
 __device__ __forceinline__ std::uint16_t quantize_pair(float a, float b) {
   if constexpr (F == code_format::int8) {
-    // clamped to +-127 (NaN to 0), then rounded by adding 1.5 * 2^23: the sum's last bit weighs
-    // 1, so the addition rounds to nearest even and the low byte is the code in two's
-    // complement; full-rate arithmetic, no conversion instructions
+    // rounded to the nearest integer, even on a tie (one conversion instruction, which gives 0
+    // for NaN and saturates past int's range), then clamped to +-127 in integers: the low byte
+    // is the code in two's complement
     auto code = [](float v) -> std::uint32_t {
-      const float rounded = (v == v ? fminf(fmaxf(v, -127.0f), 127.0f) : 0.0f) + 12582912.0f;
-      std::uint32_t bits;
-      memcpy(&bits, &rounded, sizeof bits);
-      return bits & 0xffu;
+      const int i = __float2int_rn(v);
+      return std::uint32_t(i < -127 ? -127 : i > 127 ? 127 : i) & 0xffu;
     };
     return static_cast<std::uint16_t>(code(a) | code(b) << 8);
   } else {
@@ -83,6 +82,16 @@ __device__ __forceinline__ bool corrects_exactly(float q0) {
 __device__ __forceinline__ float quotient(float v, float scale, float inverse) {
   const float q0 = v * inverse;
   return corrects_exactly(q0) ? fmaf(fmaf(-q0, scale, v), inverse, q0) : q0;
+}
+
+// quotient for a value of a row (a group) under its own dynamic scale (|v| <= amax, scale =
+// dynamic_scale(amax) inside divides_fast's window): |q0| stays below 2^64, and below 2^-40 the
+// corrected q0 keeps q0's sign and a magnitude whose code is zero in every format, so no test
+// is needed. The remainder is negated after its fused multiply-add, not before, so that
+// v = -0 gives -0 (quotient's fmaf(-q0, scale, v) is +0 there)
+__device__ __forceinline__ float bounded_quotient(float v, float scale, float inverse) {
+  const float q0 = v * inverse;
+  return fmaf(-fmaf(q0, scale, -v), inverse, q0);
 }
 
 // a dynamic scale, max(amax / max, floor), amax / max rounded as the division: by quotient's
@@ -155,23 +164,25 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
     const T* res = add ? f.res + row * f.res_row.token : nullptr;
     T* res_out = add ? f.res_out + row * f.res_out_row.token : nullptr;
     std::uint8_t* q = p.q + row * p.q_row;
-    // pass 1: x (and the residual) into registers, h's sum of squares
+    // pass 1: x (and the residual) into registers, h's sum of squares. The sum rounded to T
+    // (NC_RESIDUAL_ROUNDED) replaces x in cache once formed: its bits are residual_out's, and
+    // the later passes read it as they read x. The fp32 sum keeps x and the residual.
     uint4 cache[MAXV], res_cache[MAXV];
-    // a vector's elements as h: x, plus the residual in fp32 (rounded to T under NC_RESIDUAL_ROUNDED).
-    // The lambdas take a vector's bits, never an index into cache: a register array indexed
-    // inside a lambda may be placed in local memory
+    const bool sums = add && p.residual != NC_RESIDUAL_ROUNDED;
+    // a vector's elements as h: its cache bits, plus the residual's under the fp32 sum. The
+    // lambdas take a vector's bits, never an index into cache: a register array indexed inside
+    // a lambda may be placed in local memory
     auto h_of = [&](const uint4& x_bits, const uint4& res_bits, float (&h)[W]) {
       unpack<T>(x_bits, h);
-      if (add) {
+      if (sums) {
         float r[W];
         unpack<T>(res_bits, r);
 #pragma unroll
-        for (int e = 0; e < W; ++e) {
-          h[e] += r[e];
-          if (p.residual == NC_RESIDUAL_ROUNDED) h[e] = to_float(from_float<T>(h[e]));
-        }
+        for (int e = 0; e < W; ++e) h[e] += r[e];
       }
     };
+    // residual_out's bits of a vector
+    auto h_bits = [&](const uint4& x_bits, const float (&h)[W]) { return sums ? pack<T>(h) : x_bits; };
     float ss = 0.0f;
 #pragma unroll
     for (int k = 0; k < MAXV; ++k) {
@@ -180,6 +191,14 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
         cache[k] = load16(x + v * W);
         if (add) res_cache[k] = load16(res + v * W);
         float h[W];
+        if (add && !sums) {
+          float r[W];
+          unpack<T>(cache[k], h);
+          unpack<T>(res_cache[k], r);
+#pragma unroll
+          for (int e = 0; e < W; ++e) h[e] += r[e];
+          cache[k] = pack<T>(h);
+        }
         h_of(cache[k], res_cache[k], h);
 #pragma unroll
         for (int e = 0; e < W; ++e) ss = fmaf(h[e], h[e], ss);
@@ -199,12 +218,18 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
       for (int e = 0; e < W; ++e) out[e] = h[e] * r * (g[e] + f.offset);
     };
     auto scale_of = [&](float amax) { return dynamic_scale<F>(amax, p.floor); };
-    // vector k's codes (and its h, stored) under a scale
-    auto emit = [&](int v, const float (&h)[W], const float (&out)[W], float scale, float inverse) {
-      if (add) store16(res_out + v * W, pack<T>(h));
+    // vector k's codes (and residual_out's bits h_bits, stored) under a scale; own: the scale is the dynamic scale
+    // of a row or group holding these values (bounded_quotient applies)
+    auto emit = [&](int v, const uint4& h_bits, const float (&out)[W], float scale, float inverse, bool own) {
+      if (add) store16(res_out + v * W, h_bits);
       // the choice outside the elements' loop: a select inside it would divide every element
       std::uint16_t c[W / 2];
-      if (p.divide && divides_fast(scale)) {
+      if (p.divide && divides_fast(scale) && own) {
+#pragma unroll
+        for (int e = 0; e < W; e += 2)
+          c[e / 2] = quantize_pair<F>(bounded_quotient(out[e], scale, inverse),
+                                      bounded_quotient(out[e + 1], scale, inverse));
+      } else if (p.divide && divides_fast(scale)) {
 #pragma unroll
         for (int e = 0; e < W; e += 2)
           c[e / 2] = quantize_pair<F>(quotient(out[e], scale, inverse), quotient(out[e + 1], scale, inverse));
@@ -219,9 +244,11 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
     };
 
     if (p.scale_mode == NC_SCALE_PER_GROUP) {
-      // a group is group_lanes consecutive vectors (a power of two), the same k on consecutive
-      // lanes of one warp
+      // a group is group_lanes = 2^group_shift consecutive vectors (at most a warp), the same k
+      // on consecutive lanes of one warp
       const int group_lanes = int(p.group / W);
+      int group_shift = 0;
+      while ((1 << group_shift) < group_lanes) ++group_shift;
       float* scales = p.scale + row * p.scale_row;
 #pragma unroll
       for (int k = 0; k < MAXV; ++k) {
@@ -233,12 +260,13 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
           for (int e = 0; e < W; ++e) amax = fmaxf(amax, fabsf(out[e]));
         }
         // every lane takes part (a group lies wholly inside or past the row)
-        for (int offset = group_lanes / 2; offset > 0; offset /= 2)
-          amax = fmaxf(amax, __shfl_xor_sync(full_mask, amax, offset));
+#pragma unroll
+        for (int offset = warp_size / 2; offset > 0; offset /= 2)
+          if (offset < group_lanes) amax = fmaxf(amax, __shfl_xor_sync(full_mask, amax, offset));
         if (v < vectors) {
           const float scale = scale_of(amax);
-          if ((v & (group_lanes - 1)) == 0) scales[std::int64_t(v / group_lanes) * p.scale_col] = scale;
-          emit(v, h, out, scale, 1.0f / scale);
+          if ((v & (group_lanes - 1)) == 0) scales[std::int64_t(v >> group_shift) * p.scale_col] = scale;
+          emit(v, h_bits(cache[k], h), out, scale, 1.0f / scale, true);
         }
       }
       continue;
@@ -268,7 +296,7 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
       if (v < vectors) {
         float h[W], out[W];
         values(cache[k], res_cache[k], gamma_of(k, v), h, out);
-        emit(v, h, out, scale, inverse);
+        emit(v, h_bits(cache[k], h), out, scale, inverse, p.scale_mode == NC_SCALE_PER_TOKEN);
       }
     }
   }

@@ -1,7 +1,8 @@
 // The shipped kernels' element arithmetic, compiled for the host as the simt backend runs it,
-// against the exact oracle and the division: the int8 code (a clamp and a rounding by
-// addition), the quotient a divide-by-scale operation takes and a dynamic scale's amax / max
-// (two fused multiply-adds from the reciprocal).
+// against the exact oracle and the division: the int8 code (a rounding conversion and a
+// clamp), the quotient a divide-by-scale operation takes (two fused multiply-adds from the
+// reciprocal; under a row's own dynamic scale without a test of its window) and a dynamic
+// scale's amax / max.
 #include "src/rmsnorm_quantize.cuh"
 
 #include <gtest/gtest.h>
@@ -90,6 +91,60 @@ TEST(quotient, gives_the_divisions_bits_inside_its_window_and_its_code_outside) 
   }
   EXPECT_GT(compared, 20'000'000);
   EXPECT_EQ(failures, 0);
+}
+
+// a value of a row or group under that row's own dynamic scale (|v| <= amax): every magnitude
+// from amax down to the subnormals, both signs and zeros, and values next to a rounding tie
+template <code_format F>
+void expect_bounded_quotients_divide(std::mt19937_64& bits, long& compared, long& failures) {
+  const float max = nc::code_max<F>;
+  for (int i = 0; i < 1000; ++i) {
+    // amax over the magnitudes whose scale lies inside divides_fast's window, and its edges
+    const float amax = i == 0   ? 0x1p-60f * max
+                       : i == 1 ? 0x1p60f * max
+                                : std::bit_cast<float>(std::uint32_t((127 - 50 + bits() % 101) << 23 | (bits() & 0x7fffff)));
+    const float s = nc::dynamic_scale<F>(amax, 0.0f);
+    if (!nc::divides_fast(s)) continue;
+    const float inverse = 1.0f / s;
+    auto check = [&](float v) {
+      if (!(std::fabs(v) <= amax)) return;
+      const float want = v / s, got = nc::bounded_quotient(v, s, inverse);
+      ++compared;
+      const bool same = std::fabs(want) >= 0x1p-39f
+                            ? std::bit_cast<std::uint32_t>(want) == std::bit_cast<std::uint32_t>(got)
+                            : kernel_code<code_format::e4m3>(want) == kernel_code<code_format::e4m3>(got) &&
+                                  kernel_code<code_format::e5m2>(want) == kernel_code<code_format::e5m2>(got) &&
+                                  kernel_code<code_format::int8>(want) == kernel_code<code_format::int8>(got);
+      if (!same && ++failures <= 10)
+        ADD_FAILURE() << std::hexfloat << "v = " << v << ", amax = " << amax << ", scale = " << s << ": " << got
+                      << ", the division " << want;
+    };
+    for (const float v : {amax, -amax, 0.0f, -0.0f, std::numeric_limits<float>::denorm_min(),
+                          -std::numeric_limits<float>::denorm_min(), std::nextafter(amax, 0.0f)})
+      check(v);
+    for (int j = 0; j < 1000; ++j) {
+      // |v| = amax * 2^-e * (1 + m): every exponent down to the subnormals
+      const float v = std::ldexp(amax, -int(bits() % 200)) * (1.0f - float(bits() % 1024) / 2048.0f);
+      check(bits() & 1 ? v : -v);
+      // a quotient next to a tie of the code grid: k/2 (int8), k/16 (fp8's small codes)
+      const float q = float(int(bits() % 512) - 256) / (bits() & 1 ? 2.0f : 16.0f);
+      const std::uint32_t near = std::bit_cast<std::uint32_t>(q * s);
+      for (std::uint32_t d = 0; d < 5; ++d) check(std::bit_cast<float>(near - 2 + d));
+    }
+  }
+}
+
+TEST(bounded_quotient, gives_the_divisions_bits_under_a_rows_own_dynamic_scale) {
+  std::mt19937_64 bits(17);
+  long compared = 0, failures = 0;
+  expect_bounded_quotients_divide<code_format::e4m3>(bits, compared, failures);
+  expect_bounded_quotients_divide<code_format::e5m2>(bits, compared, failures);
+  expect_bounded_quotients_divide<code_format::int8>(bits, compared, failures);
+  EXPECT_GT(compared, 10'000'000);
+  EXPECT_EQ(failures, 0);
+  // the zeros keep their sign (a code of its own in both fp8 formats)
+  EXPECT_EQ(std::bit_cast<std::uint32_t>(nc::bounded_quotient(-0.0f, 3.0f, 1.0f / 3.0f)), 0x80000000u);
+  EXPECT_EQ(std::bit_cast<std::uint32_t>(nc::bounded_quotient(0.0f, 3.0f, 1.0f / 3.0f)), 0u);
 }
 
 template <code_format F>
