@@ -7,9 +7,9 @@
 //                    or 8) vectors of x (and the residual: the ADD builds; the sum rounded
 //                    to T in x's place) in registers across the passes (sum of squares; a
 //                    per-token scale's amax; the codes, W at a time in one store), and with
-//                    up to 4 their gamma across rows. A group of
-//                    per-group scales is L = group / W consecutive vectors: L lanes of one warp
-//                    (L a power of two up to 32) find its amax by shuffles.
+//                    up to 4 their gamma across rows. A group of per-group scales is L =
+//                    group / W consecutive vectors: L lanes of one warp (L a power of two up
+//                    to 32) find its amax by shuffles.
 // forward_quantized  RT threads a row (a warp, or 256), any strides and offsets; the row is read
 //                    from memory in each pass: its sum of squares, then (a per-token scale) its
 //                    amax, then the codes. Per-group scales: a thread takes whole groups (g =
@@ -22,7 +22,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
 #include "dtype.cuh"
@@ -218,8 +217,8 @@ __global__ void __launch_bounds__(block_threads<RT>) forward_quantized_vector(qu
       for (int e = 0; e < W; ++e) out[e] = h[e] * r * (g[e] + f.offset);
     };
     auto scale_of = [&](float amax) { return dynamic_scale<F>(amax, p.floor); };
-    // vector k's codes (and residual_out's bits h_bits, stored) under a scale; own: the scale is the dynamic scale
-    // of a row or group holding these values (bounded_quotient applies)
+    // vector k's codes (and residual_out's bits h_bits, stored) under a scale; own: the scale
+    // is the dynamic scale of the row or group these values are in (bounded_quotient applies)
     auto emit = [&](int v, const uint4& h_bits, const float (&out)[W], float scale, float inverse, bool own) {
       if (add) store16(res_out + v * W, h_bits);
       // the choice outside the elements' loop: a select inside it would divide every element
