@@ -103,7 +103,8 @@ void expect_bounded_quotients_divide(std::mt19937_64& bits, long& compared, long
     const float amax = i == 0   ? 0x1p-60f * max
                        : i == 1 ? 0x1p60f * max
                                 : std::bit_cast<float>(std::uint32_t((127 - 50 + bits() % 101) << 23 | (bits() & 0x7fffff)));
-    const float s = nc::dynamic_scale<F>(amax, 0.0f);
+    // every third amax under a floor above amax / max (the scale is the floor; the quotients smaller)
+    const float s = nc::dynamic_scale<F>(amax, i % 3 == 2 ? amax / max * 4.0f : 0.0f);
     if (!nc::divides_fast(s)) continue;
     const float inverse = 1.0f / s;
     auto check = [&](float v) {
