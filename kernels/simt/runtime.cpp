@@ -53,6 +53,17 @@ constexpr std::size_t fiber_stack_bytes = 256 * 1024;  // asan's redzones make f
 constexpr std::size_t fiber_stack_bytes = 64 * 1024;
 #endif
 constexpr unsigned warp_lanes = 32;
+// A round of the schedule as a chain of fibers (executor): where the switches are announced to
+// AddressSanitizer (the fuzz builds), each costs more than the cache misses of entering a fiber
+// from another fiber's stack instead of the scheduler's. On the sync-point micro-benchmark
+// (reports/fuzz/speed-2026-12-06.md) chaining takes a thread's sync point from 70 to 50 ns there,
+// and gains nothing in a plain build (33-36 ns either way, g++ and clang), which keeps the
+// scheduler in between. NORMCHECK_SIMT_CHAIN picks the order in any build (kernels/simt's tests
+// run both).
+#ifndef NORMCHECK_SIMT_CHAIN
+#define NORMCHECK_SIMT_CHAIN NORMCHECK_SIMT_ASAN
+#endif
+constexpr bool chain_rounds = NORMCHECK_SIMT_CHAIN != 0;
 constexpr unsigned max_block_threads = 1024;
 
 // asan must hear of every stack switch, or it takes a fiber's frames for an overflow of
@@ -204,6 +215,11 @@ std::uint64_t next_random(std::uint64_t& state) {  // splitmix64
 // runs blocks on one OS thread. Its fibers live as long as the OS thread and each runs
 // one GPU thread after another, so a launch allocates nothing and creates no fiber once
 // the pool is as large as the block.
+//
+// A round of the schedule is a chain: the scheduler enters the round's first ready fiber, and
+// each fiber, at its sync point or exit, switches straight to the next ready fiber of the round,
+// the last one back to the scheduler, which then resolves the waits. One stack switch a thread
+// a sync point, not two (to the scheduler and out again).
 class executor {
  public:
   executor() = default;
@@ -212,7 +228,7 @@ class executor {
 
   ~executor() {
     shutting_down_ = true;
-    for (auto& s : slots_) resume(*s);  // each fiber returns, and boost frees its stack
+    for (auto& s : slots_) enter(*s);  // each fiber returns, and boost frees its stack
     running = nullptr;
     detail::current = nullptr;
   }
@@ -260,9 +276,9 @@ class executor {
     return std::move(fault_);
   }
 
-  // fiber side: switch to the scheduler until released; unwind if the block faulted
+  // fiber side: let the round go on until released; unwind if the block faulted
   void wait(slot& s) {
-    switch_to_scheduler(s);
+    leave(s);
     if (aborting_) throw abort_thread{};
   }
 
@@ -282,6 +298,10 @@ class executor {
     bctx::protected_fixedsize_stack allocator(fiber_stack_bytes);
     bctx::stack_context stack = allocator.allocate();
     const std::size_t guard = bctx::stack_traits::page_size();
+    // each fiber's stack starts 64 bytes further into a 4 KiB page than the one before, so that
+    // the tops of the stacks, touched at every switch, fall in different cache sets (the
+    // mappings are a whole number of pages apart): 40 -> 35 ns a sync point in 1024-thread blocks
+    const std::size_t color = (slots_.size() % 64) * 64;
     s.stack_bottom = static_cast<char*>(stack.sp) - stack.size + guard;
     s.stack_size = stack.size - guard;
     // the constructor jumps onto the new stack and straight back, so boost can set up its
@@ -294,7 +314,8 @@ class executor {
     std::size_t here_size = 0;
     asan_start_switch(&fake_stack, s.stack_bottom, s.stack_size);
     s.fiber = bctx::fiber(
-        std::allocator_arg, bctx::preallocated(stack.sp, stack.size, stack), allocator,
+        std::allocator_arg, bctx::preallocated(static_cast<char*>(stack.sp) - color, stack.size - color, stack),
+        allocator,
         [this, &s](bctx::fiber&& scheduler) { return fiber_main(s, std::move(scheduler)); });
     asan_finish_switch(nullptr, &here_bottom, &here_size);
     asan_start_switch(nullptr, here_bottom, here_size);
@@ -302,16 +323,17 @@ class executor {
     slots_.push_back(std::move(owned));
   }
 
-  bctx::fiber fiber_main(slot& s, bctx::fiber&& scheduler) {
-    scheduler_ = std::move(scheduler);
-    asan_finish_switch(nullptr, &scheduler_bottom_, &scheduler_size_);
+  bctx::fiber fiber_main(slot& s, bctx::fiber&& from) {
+    arrived(nullptr, std::move(from));
     while (!shutting_down_) {
       run_thread(s);
       s.status = thread_status::exited;
       --live_;
-      switch_to_scheduler(s);
+      leave(s);
     }
+    // only the scheduler resumes a fiber while shutting down
     asan_start_switch(nullptr, scheduler_bottom_, scheduler_size_);
+    from_ = &s;
     return std::move(scheduler_);
   }
 
@@ -330,19 +352,59 @@ class executor {
     }
   }
 
-  void switch_to_scheduler(slot& s) {
-    asan_start_switch(&s.fake_stack, scheduler_bottom_, scheduler_size_);
-    scheduler_ = std::move(scheduler_).resume();
-    asan_finish_switch(s.fake_stack, &scheduler_bottom_, &scheduler_size_);
+  // Every switch goes through these. The context a switch leaves is handed to the one it
+  // enters (boost's resume returns it there); from_, set by the leaving side, says whose it is:
+  // a fiber's, or the scheduler's (null).
+  void arrived(void* fake_stack, bctx::fiber&& from) {
+    const void* bottom = nullptr;
+    std::size_t size = 0;
+    asan_finish_switch(fake_stack, &bottom, &size);
+    if (from_ == nullptr) {
+      scheduler_ = std::move(from);
+      scheduler_bottom_ = bottom;
+      scheduler_size_ = size;
+    } else {
+      from_->fiber = std::move(from);
+    }
   }
 
-  void resume(slot& s) {
+  // scheduler side: run s (and, in a round, the fibers it chains to) until one switches back
+  void enter(slot& s) {
     running = &s;
     detail::current = &s.ctx;
+    from_ = nullptr;
     void* fake_stack = nullptr;
     asan_start_switch(&fake_stack, s.stack_bottom, s.stack_size);
-    s.fiber = std::move(s.fiber).resume();
-    asan_finish_switch(fake_stack, nullptr, nullptr);
+    bctx::fiber from = std::move(s.fiber).resume();
+    arrived(fake_stack, std::move(from));
+  }
+
+  // fiber side, at a sync point or exit: on to the round's next ready fiber, else back to the
+  // scheduler; returns when s is resumed
+  void leave(slot& s) {
+    slot* next = chaining_ ? next_ready() : nullptr;
+    from_ = &s;
+    bctx::fiber from;
+    if (next != nullptr) {
+      running = next;
+      detail::current = &next->ctx;
+      asan_start_switch(&s.fake_stack, next->stack_bottom, next->stack_size);
+      from = std::move(next->fiber).resume();
+    } else {
+      asan_start_switch(&s.fake_stack, scheduler_bottom_, scheduler_size_);
+      from = std::move(scheduler_).resume();
+    }
+    arrived(s.fake_stack, std::move(from));
+  }
+
+  // the round's next ready fiber after the cursor, none once the block has faulted
+  slot* next_ready() {
+    if (fault_) return nullptr;
+    while (++cursor_ < order_.size()) {
+      slot& s = *slots_[order_[cursor_]];
+      if (s.status == thread_status::ready) return &s;
+    }
+    return nullptr;
   }
 
   // rounds: run every ready fiber to its next sync point, then resolve the waits
@@ -352,12 +414,12 @@ class executor {
         for (std::size_t i = order_.size(); i > 1; --i)
           std::swap(order_[i - 1], order_[next_random(rng_) % i]);
       }
-      for (const unsigned i : order_) {
-        slot& s = *slots_[i];
-        if (s.status != thread_status::ready) continue;
-        resume(s);
-        if (fault_) return;
-      }
+      // in a chain the fibers run the rest of the round themselves, so the loop ends at once
+      cursor_ = std::size_t(-1);
+      chaining_ = chain_rounds;
+      while (slot* next = next_ready()) enter(*next);
+      chaining_ = false;
+      if (fault_) return;
       if (live_ == 0 || !resolve()) return;
     }
   }
@@ -485,7 +547,7 @@ class executor {
     for (unsigned i = 0; i < threads_; ++i) {
       slot& s = *slots_[i];
       if (s.started)
-        while (s.status != thread_status::exited) resume(s);
+        while (s.status != thread_status::exited) enter(s);
       s.status = thread_status::exited;
     }
   }
@@ -495,6 +557,9 @@ class executor {
   bctx::fiber scheduler_;
   const void* scheduler_bottom_ = nullptr;
   std::size_t scheduler_size_ = 0;
+  slot* from_ = nullptr;         // the fiber whose switch is under way; null: the scheduler
+  std::size_t cursor_ = 0;       // the running fiber's place in order_, in a round
+  bool chaining_ = false;        // in a round: a fiber switches on to the next ready one
   const launch_job* job_ = nullptr;
   unsigned threads_ = 0;
   unsigned live_ = 0;
