@@ -55,11 +55,10 @@ constexpr std::size_t fiber_stack_bytes = 64 * 1024;
 constexpr unsigned warp_lanes = 32;
 // A round of the schedule as a chain of fibers (executor): where the switches are announced to
 // AddressSanitizer (the fuzz builds), each costs more than the cache misses of entering a fiber
-// from another fiber's stack instead of the scheduler's. On the sync-point micro-benchmark
-// (reports/fuzz/speed-2026-12-06.md) chaining takes a thread's sync point from 70 to 50 ns there,
-// and gains nothing in a plain build (33-36 ns either way, g++ and clang), which keeps the
-// scheduler in between. NORMCHECK_SIMT_CHAIN picks the order in any build (kernels/simt's tests
-// run both).
+// from another fiber's stack instead of the scheduler's. On simt_sync_bench's reduction rounds
+// (kernels/simt/bench) chaining takes a thread's sync point from 70 to 50 ns there, and gains
+// nothing in a plain build (33-36 ns either way, g++ and clang), which keeps the scheduler in
+// between. NORMCHECK_SIMT_CHAIN picks the order in any build (kernels/simt's tests run both).
 #ifndef NORMCHECK_SIMT_CHAIN
 #define NORMCHECK_SIMT_CHAIN NORMCHECK_SIMT_ASAN
 #endif
