@@ -54,6 +54,20 @@ log() { echo "[nightly $(date -u +%H:%M:%S)] $*" >&2; }
 # runs a command that may die of a signal without bash announcing it ("Aborted")
 quiet() { "$@" & wait $!; }
 
+# one input replayed outside libFuzzer, whose -timeout and -rss_limit_mb then no longer hold: the
+# same limits here (AddressSanitizer's hard RSS limit, a wall-clock limit), so that an input that
+# grows without bound or never ends is stopped and named instead of holding up the night
+replay_limit_s=60
+replay() {
+  local status=0
+  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}hard_rss_limit_mb=4096" \
+    quiet timeout -k 5 "$replay_limit_s" "$build/bin/${t}_replay" "$@" || status=$?
+  if [ "$status" = 124 ] || [ "$status" = 137 ]; then
+    echo "TIMEOUT: ${t}_replay ran past ${replay_limit_s} s" >&2
+  fi
+  return "$status"
+}
+
 # ---- build --------------------------------------------------------------------------------
 if [ "$do_build" = 1 ] && [ "$fuzz" = 1 ]; then
   log "building the fuzz targets in $build"
@@ -159,13 +173,14 @@ for t in $targets; do
     signature_of() {
       local sig
       sig=$(grep -m 1 -A 1 'VIOLATION in' "$1" | tail -n 1 | sed 's/^ *//' || true)
-      [ -n "$sig" ] || sig=$(grep -m 1 -E '^SUMMARY: |runtime error:|ERROR: (Address|Leak)Sanitizer' "$1" || true)
+      [ -n "$sig" ] || sig=$(grep -m 1 -E '^SUMMARY: |runtime error:|ERROR: (Address|Leak)Sanitizer|AddressSanitizer: hard rss limit|^TIMEOUT: ' "$1" |
+                        sed -E 's/^==[0-9]+==//' || true)
       [ -n "$sig" ] || sig="$kind (not reproduced by ${t}_replay)"
       echo "${sig//$root\//}"  # no machine paths in committed files
     }
     # one regression per distinct failure: judge the raw artifact before minimizing it
     raw_log=$tw/minimized/$(basename "$artifact").raw.log
-    quiet "$build/bin/${t}_replay" "$artifact" >"$raw_log" 2>&1 || true
+    replay "$artifact" >"$raw_log" 2>&1 || true
     key=$(signature_key "$(signature_of "$raw_log")")
     if grep -qxF -- "$key" <<<"$seen"; then continue; fi
     seen=$seen$'\n'$key
@@ -175,14 +190,14 @@ for t in $targets; do
       -exact_artifact_path="$min" "$artifact" >"$min.log" 2>&1 || true
     [ -s "$min" ] || cp "$artifact" "$min"
     replay_log=$min.replay.log
-    NORMCHECK_FUZZ_CASE_OUT=$min.case quiet "$build/bin/${t}_replay" "$min" >"$replay_log" 2>&1 || true
+    NORMCHECK_FUZZ_CASE_OUT=$min.case replay "$min" >"$replay_log" 2>&1 || true
     signature=$(signature_of "$replay_log")
     # -minimize_crash keeps any crash, so it can slide into another failure: then the raw input is kept
     note="minimized from $(basename "$artifact")"
     if [ "$(signature_key "$signature")" != "$key" ]; then
       note="not minimized: minimizing $(basename "$artifact") turned it into another failure"
       cp "$artifact" "$min"
-      NORMCHECK_FUZZ_CASE_OUT=$min.case quiet "$build/bin/${t}_replay" "$min" >"$replay_log" 2>&1 || true
+      NORMCHECK_FUZZ_CASE_OUT=$min.case replay "$min" >"$replay_log" 2>&1 || true
       signature=$(signature_of "$replay_log")
     fi
     found=1
