@@ -53,6 +53,7 @@ constexpr std::size_t fiber_stack_bytes = 256 * 1024;  // asan's redzones make f
 constexpr std::size_t fiber_stack_bytes = 64 * 1024;
 #endif
 constexpr unsigned warp_lanes = 32;
+constexpr unsigned max_block_threads = 1024;
 // A round of the schedule as a chain of fibers (executor): where the switches are announced to
 // AddressSanitizer (the fuzz builds), each costs more than the cache misses of entering a fiber
 // from another fiber's stack instead of the scheduler's. On simt_sync_bench's reduction rounds
@@ -63,7 +64,6 @@ constexpr unsigned warp_lanes = 32;
 #define NORMCHECK_SIMT_CHAIN NORMCHECK_SIMT_ASAN
 #endif
 constexpr bool chain_rounds = NORMCHECK_SIMT_CHAIN != 0;
-constexpr unsigned max_block_threads = 1024;
 
 // asan must hear of every stack switch, or it takes a fiber's frames for an overflow of
 // the thread stack. boost 1.81 annotates only its ucontext fibers (BOOST_USE_ASAN is
@@ -215,10 +215,10 @@ std::uint64_t next_random(std::uint64_t& state) {  // splitmix64
 // one GPU thread after another, so a launch allocates nothing and creates no fiber once
 // the pool is as large as the block.
 //
-// A round of the schedule is a chain: the scheduler enters the round's first ready fiber, and
-// each fiber, at its sync point or exit, switches straight to the next ready fiber of the round,
-// the last one back to the scheduler, which then resolves the waits. One stack switch a thread
-// a sync point, not two (to the scheduler and out again).
+// A round of the schedule runs every ready fiber to its next sync point or exit, in order_, then
+// resolves the waits. Each fiber switches back to the scheduler, which enters the next; or, with
+// chain_rounds, straight to the round's next ready fiber, the last one back to the scheduler:
+// one stack switch a thread a sync point instead of two.
 class executor {
  public:
   executor() = default;
