@@ -29,7 +29,8 @@ struct dimension {
   std::int64_t count, stride;
 };
 
-// largest element index an operand reaches (strides >= 0), or nullopt if it overflows 64 bits
+// largest element index an operand reaches (strides >= 0), or nullopt if it, or the end of its
+// last element in bytes (add_span), overflows 64 bits
 std::optional<std::int64_t> last_index(std::int64_t offset, std::initializer_list<dimension> dims) {
   std::int64_t sum = offset;
   for (const dimension& d : dims) {
@@ -37,8 +38,9 @@ std::optional<std::int64_t> last_index(std::int64_t offset, std::initializer_lis
     if (d.count < 1) continue;
     if (__builtin_mul_overflow(d.count - 1, d.stride, &a) || __builtin_add_overflow(sum, a, &sum)) return std::nullopt;
   }
-  std::int64_t bytes = 0;
-  if (__builtin_mul_overflow(sum + 1, std::int64_t{4}, &bytes)) return std::nullopt;
+  std::int64_t end = 0, bytes = 0;
+  if (__builtin_add_overflow(sum, std::int64_t{1}, &end) || __builtin_mul_overflow(end, std::int64_t{4}, &bytes))
+    return std::nullopt;
   return sum;
 }
 

@@ -470,6 +470,14 @@ TEST(contract, rejects_a_layout_that_overflows_64_bit_indexing) {
   c.expect_rejected(false, "'x' layout overflows 64-bit indexing");
 }
 
+// the last int64 index: the end of its element is past 64 bits (the checker once formed
+// offset + 1 there, a signed overflow UBSan reports: regressions/contract_fuzzer-2026-12-07-d9ff1477)
+TEST(contract, an_offset_at_the_last_64_bit_index_overflows) {
+  contract_case c(1);  // r's one entry: its last index is the offset itself
+  c.f.r.offset = std::numeric_limits<std::int64_t>::max();
+  c.expect_rejected(false, "'r' layout overflows 64-bit indexing");
+}
+
 TEST(contract, the_workspace_is_at_most_blocks_times_n) {
   // never M x N: a million rows still need only a table of a few hundred rows
   contract_case c;
