@@ -90,6 +90,14 @@ std::string case_of(const call_spec& c, const arena& a, const std::uint8_t* data
                                              {"fuzz.call", describe(c)},
                                              {"fuzz.input", hex_bytes(data, size)}};
   if (!failure.empty()) meta["failure"] = failure;
+  // a judged property's failure replays as that property; anything else (the call's acceptance,
+  // its memory rules, a sanitizer's report, or no failure at all) is the whole call's, which only
+  // this target replays
+  if (std::string property = judged_property_of(failure); !property.empty())
+    meta["property"] = property;
+  else
+    meta["fuzz.note"] = "a finding of the whole call, which no property replays: `normcheck replay` runs the raw "
+                        "input beside this file through contract_fuzzer_replay";
   std::istringstream lines(case_lines(c));
   for (std::string line; std::getline(lines, line);) {
     const auto eq = line.find(" = ");
@@ -106,6 +114,7 @@ std::string case_of(const call_spec& c, const arena& a, const std::uint8_t* data
   call_spec shown = c;
   std::vector<std::uint32_t> x, gamma, dy;
   if (!representable) {
+    meta.erase("property");
     meta["fuzz.note"] = "sizes or dtypes outside the case format: `normcheck replay` runs the raw input beside this file through contract_fuzzer_replay";
     shown.m = std::max<std::int64_t>(c.m, 0) > 65536 ? 0 : std::max<std::int64_t>(c.m, 0);
     shown.n = c.n > 65536 ? 1 : std::max<std::int64_t>(c.n, 1);  // the shape only: no values are read

@@ -68,6 +68,12 @@ const std::vector<const char*>& judged_properties() {
   return names;
 }
 
+std::string judged_property_of(const std::string& failure) {
+  for (const char* name : judged_properties())
+    if (failure.rfind(name, 0) == 0) return name;
+  return {};
+}
+
 void judge_outputs(const char* target, const kernel& k, const harness::norm_case& c, const harness::outputs& out,
                    bool forward_ran, bool backward_ran, const call_spec& call) {
   for (const char* name : judged_properties()) {

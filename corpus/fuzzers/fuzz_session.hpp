@@ -48,6 +48,8 @@ void judge_outputs(const char* target, const kernel& k, const harness::norm_case
                    bool forward_ran, bool backward_ran, const call_spec& call);
 /// the differential properties judge_outputs runs, by name
 const std::vector<const char*>& judged_properties();
+/// the judged property a failure's text names (judge_outputs' violations start with it), else empty
+std::string judged_property_of(const std::string& failure);
 
 /// tags: counted only once enable_tags() was called (the replay main does)
 void enable_tags();

@@ -155,8 +155,7 @@ bool isolation_applies(const value_case& vc) {
 
 // the property whose check failed, so that `normcheck replay` re-runs the regression as it
 std::string property_of(const std::string& failure) {
-  for (const char* name : judged_properties())
-    if (failure.rfind(name, 0) == 0) return name;
+  if (std::string judged = judged_property_of(failure); !judged.empty()) return judged;
   if (failure.rfind(isolation_property, 0) == 0) return isolation_property;
   return "dx_matches_the_exact_oracle";  // no failure (a corpus entry) or a memory rule: forward and backward run
 }
