@@ -96,16 +96,16 @@ harness::norm_case norm_case_of(const value_case& vc) {
   return out;
 }
 
-// the isolation property, run as a whole where it applies; the differential properties judge
-// the case's one run (judge_outputs)
+// the isolation property, judged where it applies; like the differential properties it judges
+// the case's one run (property::judge), and makes the run it compares with itself
 constexpr const char* isolation_property = "a_non_finite_row_leaves_every_other_row_unchanged";
 
-// the case run once (the forward, and the backward where the kernel has one), every memory rule
-// checked by execute; each differential property judges those outputs
-void judge_differential(const kernel& k, const harness::norm_case& c, const call_spec& call, bool backward) {
+// the case run once: the forward and the backward (none is called where the kernel has no
+// backward: execute gives zeros), every memory rule checked by execute
+harness::outputs run_once(const kernel& k, const harness::norm_case& c, const call_spec& call, bool backward) {
   harness::outputs out;
   try {
-    out = harness::execute(k, c, backward ? harness::calls::forward_and_backward : harness::calls::forward);
+    out = harness::execute(k, c, harness::calls::forward_and_backward);
   } catch (const harness::property_failure& e) {
     violation(target, e.what(), describe(call));
   } catch (const std::exception& e) {
@@ -113,16 +113,17 @@ void judge_differential(const kernel& k, const harness::norm_case& c, const call
   }
   tag("forward path " + out.forward_path);
   if (backward) tag("backward path " + out.backward_path);
-  judge_outputs(target, k, c, out, true, backward, call);
+  return out;
 }
 
-void check_isolation(const kernel& k, const harness::norm_case& c, const call_spec& call) {
+void judge_isolation(const kernel& k, const harness::norm_case& c, const harness::outputs& out, const call_spec& call) {
   const harness::property* p = harness::find_property(isolation_property);
-  if (p == nullptr) violation(target, std::string("no property named ") + isolation_property, describe(call));
+  if (p == nullptr || !p->judge)
+    violation(target, std::string("no property judging one run named ") + isolation_property, describe(call));
   if (p->needs && !p->needs(k.capabilities()).empty()) return;
   harness::observation o;
   try {
-    p->check(k, c, o);
+    p->judge(k, c, out, o);
   } catch (const harness::property_failure& e) {
     violation(target, std::string(isolation_property) + ": " + e.what(), describe(call));
   }
@@ -178,8 +179,10 @@ void run(const std::uint8_t* data, std::size_t size) {
   set_case_writer([&](const std::string& failure) { return case_file_of(vc, data, size, failure); });
   const call_spec& c = vc.call;
   tag(dtype_text(c.ops[op_x].dtype) + (c.ops[op_gamma].dtype != c.ops[op_x].dtype ? "+fp32 gamma" : ""));
-  judge_differential(k, norm_case_of(vc), c, declared.backward());
-  if (isolation_applies(vc)) check_isolation(k, norm_case_of(vc), c);
+  const harness::norm_case nc = norm_case_of(vc);
+  const harness::outputs out = run_once(k, nc, c, declared.backward());
+  judge_outputs(target, k, nc, out, true, declared.backward(), c);
+  if (isolation_applies(vc)) judge_isolation(k, nc, out, c);
 }
 
 }  // namespace

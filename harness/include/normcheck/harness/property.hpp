@@ -87,9 +87,10 @@ struct property {
   std::function<std::string(const kernel&)> needs_backend;
   /// its family: declared by the registry (properties.cpp), which adds each family's properties
   property_family family = property_family::differential;
-  /// a property that judges one run of its case (the differential ones): check is execute(k, c,
-  /// judged_calls) then judge, so a caller that has run the case already (the value fuzzer runs
-  /// each input once) judges those outputs without calling the kernel again. Empty elsewhere
+  /// a property that judges one run of its case (the differential ones; the isolation property,
+  /// whose judge makes the run it compares with): check is execute(k, c, judged_calls) then judge,
+  /// so a caller that has run the case already (the value fuzzer runs each input once) judges
+  /// those outputs without running the case again. Empty elsewhere
   std::function<void(const kernel&, const norm_case&, const outputs&, observation&)> judge;
   calls judged_calls = calls::forward;
 };
