@@ -76,7 +76,13 @@ if [ "$do_build" = 1 ] && [ "$fuzz" = 1 ]; then
 fi
 for t in $targets; do
   [ "$fuzz" = 1 ] || break
-  [ -x "$build/bin/$t" ] || { echo "nightly.sh: $build/bin/$t is missing (build the fuzz preset)" >&2; exit 2; }
+  # the replay program tells a night's crashes apart and writes their case files
+  for program in "$t" "${t}_replay"; do
+    [ -x "$build/bin/$program" ] || {
+      echo "nightly.sh: $build/bin/$program is missing (build the fuzz preset's targets $t ${t}_replay, or run without --no-build)" >&2
+      exit 2
+    }
+  done
 done
 root=$PWD
 abs() { case "$1" in /*) echo "$1" ;; *) echo "$root/$1" ;; esac; }
