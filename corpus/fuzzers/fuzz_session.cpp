@@ -74,20 +74,33 @@ std::string judged_property_of(const std::string& failure) {
   return {};
 }
 
+const harness::property& judging_property(const char* target, const char* name, const call_spec& call) {
+  const harness::property* p = harness::find_property(name);
+  if (p == nullptr || !p->judge)
+    violation(target, std::string("no property judging a given run named ") + name + " (a bug of the target)",
+              describe(call));
+  return *p;
+}
+
+bool judge_with(const char* target, const harness::property& p, const kernel& k, const harness::norm_case& c,
+                const harness::outputs& out, const call_spec& call, harness::observation& o) {
+  // a property the kernel's capabilities rule out (a forward-only kernel's dx) is not its finding
+  if (p.needs && !p.needs(k.capabilities()).empty()) return false;
+  try {
+    p.judge(k, c, out, o);
+  } catch (const harness::property_failure& e) {
+    violation(target, p.name + ": " + e.what(), describe(call));
+  }
+  return true;
+}
+
 void judge_outputs(const char* target, const kernel& k, const harness::norm_case& c, const harness::outputs& out,
                    bool forward_ran, bool backward_ran, const call_spec& call) {
   for (const char* name : judged_properties()) {
-    const harness::property* p = harness::find_property(name);
-    if (p == nullptr) violation(target, std::string("no property named ") + name + " (a bug of the target)", describe(call));
-    // a property the kernel's capabilities rule out (a forward-only kernel's dx) is not its finding
-    if (p->needs && !p->needs(k.capabilities()).empty()) continue;
-    if (!(p->judged_calls == harness::calls::forward ? forward_ran : backward_ran)) continue;
+    const harness::property& p = judging_property(target, name, call);
+    if (!(p.judged_calls == harness::calls::forward ? forward_ran : backward_ran)) continue;
     harness::observation o;
-    try {
-      p->judge(k, c, out, o);
-    } catch (const harness::property_failure& e) {
-      violation(target, std::string(name) + ": " + e.what(), describe(call));
-    }
+    if (!judge_with(target, p, k, c, out, call, o)) continue;
     if (const auto domain = o.tags.find("domain"); domain != o.tags.end()) tag("domain " + domain->second);
   }
 }

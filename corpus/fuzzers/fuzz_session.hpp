@@ -12,6 +12,7 @@
 #include "fuzz_call.hpp"
 #include "normcheck/harness/case.hpp"
 #include "normcheck/harness/execute.hpp"
+#include "normcheck/harness/property.hpp"
 #include "normcheck/kernel.hpp"
 
 namespace nc::fuzz {
@@ -46,6 +47,12 @@ harness::outputs outputs_of(const call_spec& c, const arena& a);
 /// is a violation whose text starts with the property's name, so a regression replays as it.
 void judge_outputs(const char* target, const kernel& k, const harness::norm_case& c, const harness::outputs& out,
                    bool forward_ran, bool backward_ran, const call_spec& call);
+/// the property of a name that judges a given run (property::judge); a violation if there is none
+const harness::property& judging_property(const char* target, const char* name, const call_spec& call);
+/// its judge on outputs already made: a failure is a violation whose text starts with its name;
+/// false (nothing judged) where the kernel's capabilities rule it out
+bool judge_with(const char* target, const harness::property& p, const kernel& k, const harness::norm_case& c,
+                const harness::outputs& out, const call_spec& call, harness::observation& o);
 /// the differential properties judge_outputs runs, by name
 const std::vector<const char*>& judged_properties();
 /// the judged property a failure's text names (judge_outputs' violations start with it), else empty

@@ -117,17 +117,9 @@ harness::outputs run_once(const kernel& k, const harness::norm_case& c, const ca
 }
 
 void judge_isolation(const kernel& k, const harness::norm_case& c, const harness::outputs& out, const call_spec& call) {
-  const harness::property* p = harness::find_property(isolation_property);
-  if (p == nullptr || !p->judge)
-    violation(target, std::string("no property judging one run named ") + isolation_property, describe(call));
-  if (p->needs && !p->needs(k.capabilities()).empty()) return;
   harness::observation o;
-  try {
-    p->judge(k, c, out, o);
-  } catch (const harness::property_failure& e) {
-    violation(target, std::string(isolation_property) + ": " + e.what(), describe(call));
-  }
-  tag("non-finite rows isolated");
+  if (judge_with(target, judging_property(target, isolation_property, call), k, c, out, call, o))
+    tag("non-finite rows isolated");
 }
 
 bool finite(nc_dtype t, std::uint32_t bits) { return std::isfinite(oracle::decode(harness::oracle_type(t), bits)); }
